@@ -1,0 +1,1 @@
+//! The `sim` command line (built in a later step).

@@ -1,0 +1,451 @@
+//! The executor: a single-threaded async runtime whose every scheduling decision is a draw.
+//!
+//! Tasks belong to nodes. When several tasks are ready, a [`Scheduler`] picks which one is
+//! polled next, drawing from the run's choice source. The ready set is kept in canonical
+//! order — ascending task id, and task ids are handed out in spawn order — never in address
+//! or hash order, so the same draws pick the same tasks on every machine.
+//!
+//! Wakers carry no pointer: a waker is the task id and the run's epoch packed in one word,
+//! and waking pushes the id on a thread-local list that the executor drains before each
+//! pick. Waking costs no allocation, a waker from an ended run is ignored, and a waker used
+//! from another thread finds no run there and does nothing.
+//!
+//! ```
+//! use sim_core::rt::spawn;
+//! use sim_core::sim::{Config, Sim};
+//!
+//! let mut sim = Sim::new(Config::default());
+//! sim.client("client", |_ctx| async {
+//!     let child = spawn(async { 40 + 2 });
+//!     assert_eq!(child.await.unwrap(), 42);
+//! });
+//! assert!(sim.run_seed(1).outcome.class.is_pass());
+//! ```
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+
+use crate::choice::{Choices, Source};
+use crate::world::{self, with};
+
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("sim-core packs (epoch, task id) into a waker's data word and needs 64-bit pointers");
+
+/// A task's id: its position in spawn order within the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u32);
+
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+pub(crate) struct Task {
+    pub node: u32,
+    pub future: Option<BoxFuture>,
+    pub queued: bool,
+    pub wake_seq: u64,
+}
+
+/// Tasks and the ready set of one run.
+pub(crate) struct Executor {
+    pub tasks: Vec<Option<Task>>,
+    /// Ready task ids, ascending.
+    pub ready: Vec<u32>,
+    pub current: Option<u32>,
+    pub last_run: Option<u32>,
+    wake_counter: u64,
+}
+
+impl Executor {
+    pub fn new() -> Self {
+        Executor { tasks: Vec::new(), ready: Vec::new(), current: None, last_run: None, wake_counter: 0 }
+    }
+
+    pub fn node_of(&self, task: u32) -> u32 {
+        self.tasks[task as usize].as_ref().map_or(u32::MAX, |t| t.node)
+    }
+
+    pub fn spawn(&mut self, node: u32, future: BoxFuture) -> u32 {
+        let id = u32::try_from(self.tasks.len()).expect("more than 2^32 tasks in one run");
+        self.tasks.push(Some(Task { node, future: Some(future), queued: false, wake_seq: 0 }));
+        self.make_ready(id);
+        id
+    }
+
+    /// Marks `task` ready (idempotent; ignores finished tasks).
+    pub fn make_ready(&mut self, task: u32) {
+        let Some(Some(t)) = self.tasks.get_mut(task as usize) else { return };
+        if t.queued {
+            return;
+        }
+        t.queued = true;
+        self.wake_counter += 1;
+        t.wake_seq = self.wake_counter;
+        // invariant: `ready` stays sorted and duplicate-free.
+        match self.ready.binary_search(&task) {
+            Ok(_) => unreachable!("task {task} queued twice"),
+            Err(pos) => self.ready.insert(pos, task),
+        }
+    }
+
+    /// Moves wakes recorded by wakers into the ready set.
+    pub fn drain_wakes(&mut self) {
+        WAKES.with(|w| {
+            let mut w = w.borrow_mut();
+            for task in w.drain(..) {
+                self.make_ready(task);
+            }
+        });
+    }
+
+    /// Removes the ready task at `index` and takes its future out for polling.
+    pub fn take(&mut self, index: usize) -> (u32, BoxFuture) {
+        let id = self.ready.remove(index);
+        let task = self.tasks[id as usize].as_mut().expect("ready task exists");
+        task.queued = false;
+        let future = task.future.take().expect("ready task is not being polled");
+        self.current = Some(id);
+        self.last_run = Some(id);
+        (id, future)
+    }
+
+    /// Removes a task for good, returning its future (to drop outside the world borrow).
+    pub fn remove(&mut self, task: u32) -> Option<BoxFuture> {
+        let slot = self.tasks.get_mut(task as usize)?;
+        let t = slot.take()?;
+        if t.queued {
+            if let Ok(pos) = self.ready.binary_search(&task) {
+                self.ready.remove(pos);
+            }
+        }
+        t.future
+    }
+
+    /// Live task ids on `node`, ascending.
+    pub fn tasks_of(&self, node: u32) -> Vec<u32> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.as_ref().is_some_and(|t| t.node == node))
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    pub fn view(&self) -> ReadyView<'_> {
+        ReadyView { exec: self }
+    }
+}
+
+/// What a [`Scheduler`] sees: the ready set in canonical order.
+pub struct ReadyView<'a> {
+    exec: &'a Executor,
+}
+
+impl ReadyView<'_> {
+    /// Ready task ids, ascending.
+    pub fn ids(&self) -> &[u32] {
+        &self.exec.ready
+    }
+    /// The task polled last, if any.
+    pub fn last_run(&self) -> Option<u32> {
+        self.exec.last_run
+    }
+    /// When `task` was last woken (a run-wide counter).
+    pub fn wake_seq(&self, task: u32) -> u64 {
+        self.exec.tasks[task as usize].as_ref().map_or(0, |t| t.wake_seq)
+    }
+    /// Index of the first ready id after the task polled last: where round robin resumes.
+    pub fn round_robin_start(&self) -> usize {
+        let ids = self.ids();
+        match self.exec.last_run {
+            Some(last) => ids.partition_point(|&t| t <= last) % ids.len().max(1),
+            None => 0,
+        }
+    }
+}
+
+/// Picks which ready task runs next. Strategies are small and draw only what they decide.
+pub trait Scheduler {
+    /// Returns an index into `ready.ids()` (non-empty).
+    fn pick(&mut self, ready: &ReadyView<'_>, source: &mut dyn Source) -> usize;
+    /// Told about every new task.
+    fn on_spawn(&mut self, _task: u32, _source: &mut dyn Source) {}
+}
+
+/// Which [`Scheduler`] a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Each step, any ready task, uniformly; zero = round robin in task-id order.
+    #[default]
+    Uniform,
+    /// PCT-style: priorities drawn at spawn, with change points drawn as distances, so input
+    /// is spent only where the schedule deviates from the priority order.
+    Pct,
+    /// Plain FIFO in wake order; draws nothing.
+    Fifo,
+}
+
+impl Strategy {
+    pub(crate) fn build(self) -> Box<dyn Scheduler> {
+        match self {
+            Strategy::Uniform => Box::new(Uniform),
+            Strategy::Pct => Box::new(Pct::default()),
+            Strategy::Fifo => Box::new(Fifo),
+        }
+    }
+
+    /// Parses `uniform`, `pct` or `fifo`.
+    pub fn parse(name: &str) -> Option<Strategy> {
+        match name {
+            "uniform" => Some(Strategy::Uniform),
+            "pct" => Some(Strategy::Pct),
+            "fifo" => Some(Strategy::Fifo),
+            _ => None,
+        }
+    }
+}
+
+struct Uniform;
+
+impl Scheduler for Uniform {
+    fn pick(&mut self, ready: &ReadyView<'_>, source: &mut dyn Source) -> usize {
+        let n = ready.ids().len();
+        (ready.round_robin_start() + source.below("sched.pick", n as u64) as usize) % n
+    }
+}
+
+struct Fifo;
+
+impl Scheduler for Fifo {
+    fn pick(&mut self, ready: &ReadyView<'_>, _source: &mut dyn Source) -> usize {
+        let ids = ready.ids();
+        (0..ids.len()).min_by_key(|&i| ready.wake_seq(ids[i])).expect("ready set is non-empty")
+    }
+}
+
+#[derive(Default)]
+struct Pct {
+    /// Priority per task id (higher runs first); demoted tasks go negative.
+    priority: Vec<i64>,
+    steps_to_change: u64,
+    demotions: i64,
+}
+
+impl Scheduler for Pct {
+    fn on_spawn(&mut self, task: u32, source: &mut dyn Source) {
+        let p = source.below("sched.pct.priority", 256) as i64;
+        let i = task as usize;
+        if self.priority.len() <= i {
+            self.priority.resize(i + 1, 0);
+        }
+        self.priority[i] = p;
+        if self.steps_to_change == 0 && task == 0 {
+            self.steps_to_change = source.below("sched.pct.change_in", 256);
+        }
+    }
+
+    fn pick(&mut self, ready: &ReadyView<'_>, source: &mut dyn Source) -> usize {
+        let ids = ready.ids();
+        let start = ready.round_robin_start();
+        // Highest priority wins; equal priorities go round robin from the last task run.
+        let best = (0..ids.len())
+            .map(|k| (start + k) % ids.len())
+            .max_by_key(|&i| (self.priority.get(ids[i] as usize).copied().unwrap_or(0), usize::MAX - ((i + ids.len() - start) % ids.len())))
+            .expect("ready set is non-empty");
+        if self.steps_to_change > 0 {
+            self.steps_to_change -= 1;
+            if self.steps_to_change == 0 {
+                // A change point: the chosen task drops below every other, and the next
+                // change point's distance is drawn (zero: no more change points).
+                self.demotions += 1;
+                if let Some(p) = self.priority.get_mut(ids[best] as usize) {
+                    *p = -self.demotions;
+                }
+                self.steps_to_change = source.below("sched.pct.change_in", 256);
+            }
+        }
+        best
+    }
+}
+
+thread_local! {
+    static WAKES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    static WAKE_EPOCH: Cell<u32> = const { Cell::new(0) };
+}
+
+pub(crate) fn set_wake_epoch(epoch: u32) {
+    WAKE_EPOCH.with(|e| e.set(epoch));
+    WAKES.with(|w| w.borrow_mut().clear());
+}
+
+fn pack(epoch: u32, task: u32) -> *const () {
+    ((u64::from(epoch) << 32) | u64::from(task)) as usize as *const ()
+}
+
+fn wake_packed(data: *const ()) {
+    let word = data as usize as u64;
+    let (epoch, task) = ((word >> 32) as u32, word as u32);
+    if WAKE_EPOCH.with(Cell::get) == epoch {
+        WAKES.with(|w| w.borrow_mut().push(task));
+    }
+}
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(
+    |data| RawWaker::new(data, &VTABLE),
+    wake_packed,
+    wake_packed,
+    |_| {},
+);
+
+pub(crate) fn vtable() -> &'static RawWakerVTable {
+    &VTABLE
+}
+
+pub(crate) fn waker_for(epoch: u32, task: u32) -> Waker {
+    // SAFETY: the data word is a plain integer, never dereferenced; every vtable function is
+    // sound for any value, on any thread.
+    unsafe { Waker::from_raw(RawWaker::new(pack(epoch, task), &VTABLE)) }
+}
+
+/// Why a [`JoinHandle`] has no value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JoinError {
+    /// The task was dropped before finishing: aborted, or its node crashed.
+    #[error("task was cancelled (aborted, or its node crashed) before it finished")]
+    Cancelled,
+}
+
+struct JoinSlot<T> {
+    output: Option<T>,
+    done: bool,
+    waiter: Option<Waker>,
+}
+
+/// Awaits a spawned task's output.
+pub struct JoinHandle<T> {
+    slot: Rc<RefCell<JoinSlot<T>>>,
+    task: TaskId,
+    epoch: u32,
+}
+
+impl<T> JoinHandle<T> {
+    /// The task's id.
+    pub fn id(&self) -> TaskId {
+        self.task
+    }
+
+    /// Drops the task now; awaiting the handle gives [`JoinError::Cancelled`].
+    pub fn abort(&self) {
+        let future = world::try_with(self.epoch, |w| w.exec.remove(self.task.0)).flatten();
+        drop(future);
+    }
+
+    /// True once the task finished or was dropped.
+    pub fn is_finished(&self) -> bool {
+        self.slot.borrow().done
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut slot = self.slot.borrow_mut();
+        if let Some(v) = slot.output.take() {
+            return Poll::Ready(Ok(v));
+        }
+        if slot.done {
+            return Poll::Ready(Err(JoinError::Cancelled));
+        }
+        slot.waiter = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Completes the join slot on output, or marks it cancelled when dropped unfinished.
+struct Tracked<F: Future> {
+    future: F,
+    slot: Rc<RefCell<JoinSlot<F::Output>>>,
+}
+
+impl<F: Future> Future for Tracked<F> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: `future` is structurally pinned; `slot` is never moved out of.
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        match future.poll(cx) {
+            Poll::Ready(v) => {
+                let mut slot = this.slot.borrow_mut();
+                slot.output = Some(v);
+                slot.done = true;
+                if let Some(w) = slot.waiter.take() {
+                    w.wake();
+                }
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<F: Future> Drop for Tracked<F> {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.slot.try_borrow_mut() {
+            if !slot.done {
+                slot.done = true;
+                if let Some(w) = slot.waiter.take() {
+                    w.wake();
+                }
+            }
+        }
+    }
+}
+
+/// Spawns `future` on the current task's node; it dies with that node.
+///
+/// Must be called from within a simulation.
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let node = with(|w| w.current_node()).expect("spawn must be called from a task inside a simulation");
+    spawn_on(node, future)
+}
+
+pub(crate) fn spawn_on<F>(node: u32, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let slot = Rc::new(RefCell::new(JoinSlot { output: None, done: false, waiter: None }));
+    let tracked = Tracked { future, slot: slot.clone() };
+    let (task, epoch) = with(|w| {
+        let id = w.exec.spawn(node, Box::pin(tracked));
+        w.sched.on_spawn(id, &mut *w.source);
+        w.record(Some(node), crate::trace::EventKind::Spawn { task: id }, || format!("task {id}"));
+        (id, w.epoch)
+    });
+    JoinHandle { slot, task: TaskId(task), epoch }
+}
+
+/// Lets every other ready task have a turn (as the scheduler decides) before continuing.
+pub async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(move |cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await
+}
+
+/// The id of the task being polled. Must be called from within a simulation.
+pub fn current_task() -> TaskId {
+    TaskId(with(|w| w.exec.current).expect("current_task must be called from a task"))
+}

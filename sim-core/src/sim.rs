@@ -1,0 +1,575 @@
+//! The harness: a scenario (nodes, clients, checks, budgets) run as a pure function of one
+//! input.
+//!
+//! A [`Sim`] is built fresh for every run: nodes with their factories, client nodes whose
+//! main tasks are the workload, safety invariants checked after **every** event, and
+//! `eventually` properties checked once the workload is done, within a bound of virtual time.
+//!
+//! A run ends when
+//! * an invariant fails ([`Class::Correctness`]) or system code panics ([`Class::Panic`]);
+//! * every client finished and every `eventually` property holds ([`Class::Pass`]), or one
+//!   did not within its bound ([`Class::Liveness`]);
+//! * nothing is runnable and nothing is scheduled while clients are unfinished
+//!   ([`Class::Deadlock`]);
+//! * the step budget runs out, or the time budget while clients are unfinished
+//!   ([`Class::Inconclusive`]). A scenario with no clients simply runs for its time budget.
+//!
+//! ```
+//! use std::cell::Cell;
+//! use std::rc::Rc;
+//! use std::time::Duration;
+//! use sim_core::report::Class;
+//! use sim_core::sim::{Config, Sim};
+//! use sim_core::time::sleep;
+//!
+//! let mut sim = Sim::new(Config::default());
+//! let counter = Rc::new(Cell::new(0));
+//! let c = counter.clone();
+//! sim.client("client", move |_| {
+//!     let c = c.clone();
+//!     async move {
+//!         for _ in 0..3 {
+//!             sleep(Duration::from_millis(10)).await;
+//!             c.set(c.get() + 1);
+//!         }
+//!     }
+//! });
+//! let seen = counter.clone();
+//! sim.invariant("at most two", move || if seen.get() <= 2 { Ok(()) } else { Err(format!("counter is {}", seen.get())) });
+//! let report = sim.run_seed(0);
+//! assert_eq!(report.outcome.class, Class::Correctness);
+//! assert_eq!(report.outcome.invariant.as_deref(), Some("at most two"));
+//! ```
+
+use std::cell::{Cell, RefCell};
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Once;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crate::choice::{Choices, Draw, DrawValue, Input, Source};
+use crate::net::{self, NetConfig, Network};
+use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
+use crate::report::{Class, Outcome};
+use crate::rt::{self, Executor, Strategy};
+use crate::time::{duration_ns, Clock};
+use crate::trace::{stable_hash, EventKind, History, Recording};
+use crate::world::{self, with, Pending, World};
+
+/// Budgets and knobs of a run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The run is inconclusive after this many history events.
+    pub budget_steps: u64,
+    /// Virtual time limit (see the module docs for what reaching it means).
+    pub budget_time: Duration,
+    /// Which ready task runs next.
+    pub strategy: Strategy,
+    /// Network latency.
+    pub net: NetConfig,
+    /// Keep every event with details (for replays), or the hash only (for sweeps).
+    pub recording: Recording,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            budget_steps: 1_000_000,
+            budget_time: Duration::from_secs(600),
+            strategy: Strategy::Uniform,
+            net: NetConfig::default(),
+            recording: Recording::HashOnly,
+        }
+    }
+}
+
+type Check = Box<dyn FnMut() -> Result<(), String>>;
+type Setup = Box<dyn FnOnce(&mut dyn Source)>;
+
+struct Eventually {
+    name: String,
+    within_ns: u64,
+    check: Box<dyn FnMut() -> bool>,
+}
+
+/// A scenario, ready to run once.
+pub struct Sim {
+    config: Config,
+    nodes: Vec<NodeState>,
+    invariants: Vec<(String, Check)>,
+    eventually: Vec<Eventually>,
+    setups: Vec<Setup>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Report {
+    /// Class, invariant, steps, time, hash.
+    pub outcome: Outcome,
+    /// The history (events only if recording was on).
+    pub history: History,
+}
+
+impl Sim {
+    /// An empty scenario.
+    pub fn new(config: Config) -> Self {
+        Sim { config, nodes: Vec::new(), invariants: Vec::new(), eventually: Vec::new(), setups: Vec::new() }
+    }
+
+    /// The configuration this run will use.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Mutable access to the configuration (e.g. for swarm settings chosen by a system).
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    fn add(&mut self, name: &str, client: bool, factory: node::Factory) -> NodeId {
+        assert!(
+            self.nodes.iter().all(|n| &*n.name != name),
+            "two nodes named {name:?}; node names must be unique"
+        );
+        self.nodes.push(NodeState {
+            name: name.into(),
+            factory,
+            up: false,
+            incarnation: 0,
+            client,
+            main_task: None,
+        });
+        NodeId((self.nodes.len() - 1) as u32)
+    }
+
+    /// Adds a node; `factory` builds its main future at every start (first start and restarts).
+    pub fn node<F, Fut>(&mut self, name: &str, factory: F) -> NodeId
+    where
+        F: Fn(NodeCtx) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        self.add(name, false, node::factory(factory))
+    }
+
+    /// Adds a client node: its main task is workload, and the run is done when every client's
+    /// main task has finished (and the `eventually` properties hold).
+    pub fn client<F, Fut>(&mut self, name: &str, factory: F) -> NodeId
+    where
+        F: Fn(NodeCtx) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        self.add(name, true, node::factory(factory))
+    }
+
+    /// A safety property, checked after every event. `Err` explains the violation.
+    pub fn invariant(&mut self, name: &str, check: impl FnMut() -> Result<(), String> + 'static) {
+        self.invariants.push((name.to_string(), Box::new(check)));
+    }
+
+    /// A liveness property: once the workload is done, it must hold within `within` of
+    /// virtual time.
+    pub fn eventually(&mut self, name: &str, within: Duration, check: impl FnMut() -> bool + 'static) {
+        self.eventually.push(Eventually { name: name.to_string(), within_ns: duration_ns(within), check: Box::new(check) });
+    }
+
+    /// Runs `setup` with the run's source before any node starts: the first draws of a run
+    /// (swarm settings, workload shape) belong here.
+    pub fn setup(&mut self, setup: impl FnOnce(&mut dyn Source) + 'static) {
+        self.setups.push(Box::new(setup));
+    }
+
+    /// Runs on a seed.
+    pub fn run_seed(self, seed: u64) -> Report {
+        self.run_input(&Input::Seed(seed))
+    }
+
+    /// Runs on an input.
+    pub fn run_input(self, input: &Input) -> Report {
+        self.run(input.source())
+    }
+
+    /// Runs on `input` and also returns the bytes that replay this run under
+    /// [`crate::choice::Bytes`] (how a seed becomes a fuzz corpus entry).
+    pub fn run_recorded(self, input: &Input) -> (Report, Vec<u8>) {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let source = SharedRecorder { inner: input.source(), log: log.clone() };
+        let report = self.run(Box::new(source));
+        let bytes = crate::choice::encode(&log.borrow());
+        (report, bytes)
+    }
+
+    /// Runs on any source.
+    pub fn run(self, source: Box<dyn Source>) -> Report {
+        install_panic_hook();
+        let epoch = world::next_epoch();
+        rt::set_wake_epoch(epoch);
+        let Sim { config, nodes, mut invariants, mut eventually, setups } = self;
+        let node_count = nodes.len();
+        world::install(World {
+            epoch,
+            source,
+            exec: Executor::new(),
+            sched: config.strategy.build(),
+            clock: Clock::new(),
+            net: Network::new(config.net),
+            nodes: Nodes { list: nodes },
+            history: History::new(config.recording),
+            next_op: 0,
+        });
+        IN_SIM.with(|f| f.set(true));
+        let outcome = {
+            let mut driver = Driver { config: &config, invariants: &mut invariants, eventually: &mut eventually };
+            driver.start(setups, node_count).unwrap_or_else(|| driver.drive())
+        };
+        // Tear down: drop every task outside the world borrow (their drops may touch it), then
+        // remove the world. Nothing of the run survives: memory is flat across runs.
+        let leftovers: Vec<_> = with(|w| w.exec.tasks.iter_mut().filter_map(|t| t.take()?.future).collect());
+        drop(leftovers);
+        IN_SIM.with(|f| f.set(false));
+        let world = world::uninstall().expect("world installed for the run");
+        let (class, invariant, message) = outcome;
+        let outcome = Outcome {
+            class,
+            invariant,
+            message,
+            steps: world.history.len(),
+            sim_time_ns: world.clock.now_ns,
+            history_hash: world.history.hash(),
+            input_exhausted: world.source.is_exhausted(),
+        };
+        Report { outcome, history: world.history }
+    }
+}
+
+type Ending = (Class, Option<String>, String);
+
+struct Driver<'a> {
+    config: &'a Config,
+    invariants: &'a mut Vec<(String, Check)>,
+    eventually: &'a mut Vec<Eventually>,
+}
+
+impl Driver<'_> {
+    fn start(&mut self, setups: Vec<Setup>, node_count: usize) -> Option<Ending> {
+        for setup in setups {
+            // The source is taken out so setup code may itself call into the world.
+            let mut source = with(|w| std::mem::replace(&mut w.source, Box::new(crate::choice::Bytes::new(Vec::new()))));
+            let result = panic::catch_unwind(AssertUnwindSafe(|| setup(&mut *source)));
+            with(|w| w.source = source);
+            if let Err(payload) = result {
+                return Some((Class::Panic, None, format!("setup panicked: {}", panic_message(&payload))));
+            }
+        }
+        for id in 0..node_count as u32 {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| node::start(id))) {
+                return Some((Class::Panic, None, format!("node factory panicked: {}", panic_message(&payload))));
+            }
+        }
+        None
+    }
+
+    fn drive(&mut self) -> Ending {
+        let budget_time_ns = duration_ns(self.config.budget_time);
+        let mut due = Vec::new();
+        let mut liveness_deadline_ns: Option<u64> = None;
+        loop {
+            if let Some(end) = self.check_safety() {
+                return end;
+            }
+            if let Some(end) = self.check_done(&mut liveness_deadline_ns) {
+                return end;
+            }
+            let (steps, now, next_due, has_ready) = with(|w| {
+                w.exec.drain_wakes();
+                let next = w.clock.next_due(is_live);
+                (w.history.len(), w.clock.now_ns, next, !w.exec.ready.is_empty())
+            });
+            if steps >= self.config.budget_steps {
+                return (Class::Inconclusive, None, format!("step budget of {} events ran out", self.config.budget_steps));
+            }
+            match next_due {
+                Some(at) if at <= now => with(|w| fire_due(w, at, &mut due)),
+                _ if has_ready => {
+                    if let Some(end) = self.step() {
+                        return end;
+                    }
+                }
+                Some(at) => {
+                    if at > budget_time_ns {
+                        return self.out_of_time();
+                    }
+                    with(|w| {
+                        w.clock.now_ns = at;
+                        fire_due(w, at, &mut due);
+                    });
+                }
+                None => {
+                    return if clients_done() {
+                        match self.eventually.iter_mut().find_map(|e| (!(e.check)()).then(|| e.name.clone())) {
+                            Some(name) => (Class::Liveness, Some(name), "nothing left to run and the property does not hold".into()),
+                            None => (Class::Pass, None, String::new()),
+                        }
+                    } else {
+                        (Class::Deadlock, None, "nothing runnable and nothing scheduled, but the workload is unfinished".into())
+                    };
+                }
+            }
+        }
+    }
+
+    fn out_of_time(&mut self) -> Ending {
+        let has_clients = with(|w| w.nodes.list.iter().any(|n| n.client));
+        if has_clients {
+            (Class::Inconclusive, None, format!("time budget of {:?} ran out before the workload finished", self.config.budget_time))
+        } else {
+            (Class::Pass, None, String::new())
+        }
+    }
+
+    /// Polls one ready task, chosen by the scheduler.
+    fn step(&mut self) -> Option<Ending> {
+        let (task, mut future, epoch) = with(|w| {
+            let index = w.sched.pick(&w.exec.view(), &mut *w.source);
+            let (task, future) = w.exec.take(index);
+            let node = w.exec.node_of(task);
+            w.record(Some(node), EventKind::Step { task }, || format!("task {task}"));
+            (task, future, w.epoch)
+        });
+        let waker = rt::waker_for(epoch, task);
+        let mut cx = Context::from_waker(&waker);
+        let polled = panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+        let leftover = with(|w| {
+            w.exec.current = None;
+            match &polled {
+                Ok(Poll::Pending) => match w.exec.tasks.get_mut(task as usize) {
+                    // Still alive: put the future back.
+                    Some(Some(t)) => {
+                        t.future = Some(future);
+                        None
+                    }
+                    // Its node crashed during the poll: drop it (outside the borrow).
+                    _ => Some(future),
+                },
+                _ => {
+                    let node = w.exec.node_of(task);
+                    w.exec.tasks[task as usize] = None;
+                    w.record(Some(node), EventKind::TaskDone { task }, || format!("task {task}"));
+                    Some(future)
+                }
+            }
+        });
+        drop(leftover);
+        match polled {
+            Err(payload) => Some((Class::Panic, None, panic_message(&payload))),
+            Ok(_) => None,
+        }
+    }
+
+    fn check_safety(&mut self) -> Option<Ending> {
+        for (name, check) in self.invariants.iter_mut() {
+            let result = panic::catch_unwind(AssertUnwindSafe(&mut *check));
+            let message = match result {
+                Ok(Ok(())) => continue,
+                Ok(Err(message)) => message,
+                Err(payload) => format!("the check itself panicked: {}", panic_message(&payload)),
+            };
+            let digest = stable_hash(name.as_str());
+            with(|w| w.record(None, EventKind::CheckFailed { digest }, || format!("{name}: {message}")));
+            return Some((Class::Correctness, Some(name.clone()), message));
+        }
+        None
+    }
+
+    fn check_done(&mut self, deadline: &mut Option<u64>) -> Option<Ending> {
+        if !clients_done() {
+            return None;
+        }
+        if self.eventually.is_empty() {
+            return Some((Class::Pass, None, String::new()));
+        }
+        let now = with(|w| w.clock.now_ns);
+        let start = *deadline.get_or_insert(now);
+        let mut all = true;
+        for e in self.eventually.iter_mut() {
+            if !(e.check)() {
+                all = false;
+                if now > start + e.within_ns {
+                    return Some((Class::Liveness, Some(e.name.clone()), format!("did not hold within {:?} after the workload finished", Duration::from_nanos(e.within_ns))));
+                }
+            }
+        }
+        all.then(|| (Class::Pass, None, String::new()))
+    }
+}
+
+fn is_live(clock: &Clock<Pending>, p: &Pending) -> bool {
+    match p {
+        Pending::Timer(key) => clock.timer_is_live(*key),
+        Pending::Deliver(_) => true,
+    }
+}
+
+/// Applies everything due at `at`, in an order drawn from the input (zero = schedule order).
+fn fire_due(w: &mut World, at: u64, due: &mut Vec<Pending>) {
+    debug_assert!(due.is_empty());
+    w.clock.pop_due_at(at, due);
+    due.retain(|p| is_live(&w.clock, p));
+    while !due.is_empty() {
+        let k = w.source.below("time.tie", due.len() as u64) as usize;
+        match due.remove(k) {
+            Pending::Timer(key) => {
+                if let Some(waker) = w.clock.fire(key) {
+                    let task = waker_task(&waker);
+                    let node = w.exec.node_of(task);
+                    w.record(Some(node).filter(|&n| n != u32::MAX), EventKind::Timer { timer: key.slot }, || {
+                        format!("timer {} wakes task {task}", key.slot)
+                    });
+                    waker.wake();
+                }
+            }
+            Pending::Deliver(packet) => net::deliver(w, packet),
+        }
+    }
+}
+
+fn waker_task(waker: &Waker) -> u32 {
+    // Our wakers carry (epoch, task) in their data word; a foreign waker maps to no task.
+    if std::ptr::eq(waker.vtable(), rt::vtable()) {
+        waker.data() as usize as u64 as u32
+    } else {
+        u32::MAX
+    }
+}
+
+fn clients_done() -> bool {
+    with(|w| {
+        w.nodes.list.iter().filter(|n| n.client).all(|n| match n.main_task {
+            Some(t) => w.exec.tasks.get(t as usize).is_none_or(Option::is_none),
+            None => false,
+        })
+    })
+}
+
+/// Draws from the run's source inside a task: `sim::draw(|s| s.below("ops", 5))`.
+/// Must be called from within a simulation.
+pub fn draw<R>(f: impl FnOnce(&mut dyn Source) -> R) -> R {
+    with(|w| f(&mut *w.source))
+}
+
+/// An operation number, returned by [`op_start`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpId(pub u64);
+
+/// Records that a workload operation started (hashed into the history, shown in traces).
+pub fn op_start(op: &(impl Debug + Hash)) -> OpId {
+    let digest = stable_hash(op);
+    with(|w| {
+        let id = w.next_op;
+        w.next_op += 1;
+        let node = w.current_node();
+        w.record(node, EventKind::OpStart { op: id, digest }, || format!("op {id}: {op:?}"));
+        OpId(id)
+    })
+}
+
+/// Records an operation's result.
+pub fn op_result(op: OpId, result: &(impl Debug + Hash)) {
+    let digest = stable_hash(result);
+    with(|w| {
+        let node = w.current_node();
+        w.record(node, EventKind::OpResult { op: op.0, digest }, || format!("op {}: {result:?}", op.0));
+    })
+}
+
+/// Adds a free-form note to the history (hashed; shown in traces).
+pub fn note(text: &str) {
+    let digest = stable_hash(text);
+    with(|w| {
+        let node = w.current_node();
+        w.record(node, EventKind::Note { digest }, || text.to_string());
+    })
+}
+
+/// Runs `body` once per seed in `seeds`, or only for the seed in the `DST_SEED` environment
+/// variable when it is set (how `DST_SEED=N cargo test name` replays one seed of a sweep).
+/// Returns the seeds that ran.
+pub fn for_each_seed(seeds: std::ops::Range<u64>, mut body: impl FnMut(u64)) -> Vec<u64> {
+    let only = std::env::var("DST_SEED").ok().map(|v| {
+        v.trim().parse::<u64>().unwrap_or_else(|_| panic!("DST_SEED={v:?} is not a u64 seed; set it to a number like DST_SEED=17"))
+    });
+    let list: Vec<u64> = match only {
+        Some(seed) => vec![seed],
+        None => seeds.collect(),
+    };
+    for &seed in &list {
+        eprintln!("replay: DST_SEED={seed} cargo test");
+        body(seed);
+    }
+    list
+}
+
+struct SharedRecorder {
+    inner: Box<dyn Source>,
+    log: Rc<RefCell<Vec<Draw>>>,
+}
+
+impl Source for SharedRecorder {
+    fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
+        let value = self.inner.draw(label, bound);
+        if bound > 1 {
+            self.log.borrow_mut().push(Draw { label: label.to_string(), value: DrawValue::Int { bound, value } });
+        }
+        value
+    }
+    fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
+        self.inner.fill(label, buf);
+        self.log.borrow_mut().push(Draw { label: label.to_string(), value: DrawValue::Raw(buf.to_vec()) });
+    }
+    fn is_exhausted(&self) -> bool {
+        self.inner.is_exhausted()
+    }
+}
+
+thread_local! {
+    static IN_SIM: Cell<bool> = const { Cell::new(false) };
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Panics inside a run are outcomes, not noise: the hook stays silent for them and defers to
+/// the previous hook everywhere else.
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_SIM.with(Cell::get) {
+                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    let text = payload_text(payload);
+    match PANIC_AT.with(|p| p.borrow_mut().take()) {
+        Some(at) => format!("{text} (at {at})"),
+        None => text,
+    }
+}
+
+fn payload_text(payload: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}

@@ -1,0 +1,331 @@
+//! Virtual time: a per-run clock that jumps to the next deadline when nothing is runnable.
+//!
+//! The clock never reads the wall clock. It starts at zero and moves only when every task is
+//! blocked, straight to the earliest pending deadline (a sleep, or a message in flight), so
+//! an hour of heartbeats costs what its events cost, not an hour.
+//!
+//! Several things due at the same instant are not ordered by insertion accident: the harness
+//! draws their order from the run's input (zero = the order they were scheduled in).
+//!
+//! ```
+//! use std::time::Duration;
+//! use sim_core::sim::{Config, Sim};
+//! use sim_core::time::{now, sleep, timeout, Instant};
+//!
+//! let mut sim = Sim::new(Config::default());
+//! sim.client("c", |_| async {
+//!     sleep(Duration::from_secs(300)).await;
+//!     assert_eq!(now(), Instant::from_nanos(300_000_000_000));
+//!     let slow = sleep(Duration::from_secs(5));
+//!     assert!(timeout(Duration::from_secs(1), slow).await.is_err());
+//! });
+//! assert!(sim.run_seed(0).outcome.class.is_pass());
+//! ```
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crate::world::{self, with};
+
+/// A point in virtual time: nanoseconds since the run started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Instant(u64);
+
+impl Instant {
+    /// The instant `nanos` after the run started.
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Instant(nanos)
+    }
+    /// Nanoseconds since the run started.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Time since the run started.
+    pub fn elapsed_since_start(self) -> Duration {
+        Duration::from_nanos(self.0)
+    }
+    /// `self - earlier`, or zero.
+    pub fn saturating_duration_since(self, earlier: Instant) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl std::ops::Add<Duration> for Instant {
+    type Output = Instant;
+    fn add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(duration_ns(d)))
+    }
+}
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:06}ms", self.0 / 1_000_000, self.0 % 1_000_000)
+    }
+}
+
+pub(crate) fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The current virtual time. Must be called from within a simulation.
+pub fn now() -> Instant {
+    Instant(with(|w| w.clock.now_ns))
+}
+
+/// Identifies a registered timer; carries the run's epoch and the slot's generation so a
+/// stale key (cancelled, or from another run) can never fire or cancel another timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimerKey {
+    pub slot: u32,
+    pub generation: u32,
+    pub epoch: u32,
+}
+
+struct TimerSlot {
+    generation: u32,
+    waker: Option<Waker>,
+    live: bool,
+}
+
+struct Scheduled<P> {
+    at_ns: u64,
+    seq: u64,
+    what: P,
+}
+
+impl<P> PartialEq for Scheduled<P> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at_ns, self.seq) == (other.at_ns, other.seq)
+    }
+}
+impl<P> Eq for Scheduled<P> {}
+impl<P> PartialOrd for Scheduled<P> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<P> Ord for Scheduled<P> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at_ns, self.seq).cmp(&(other.at_ns, other.seq))
+    }
+}
+
+/// The clock and its queue of pending things, ordered by `(due time, schedule sequence)`.
+///
+/// A binary heap: O(log n) insert and pop, and cancelled timers are deleted lazily (their
+/// slot's generation moves on, and the stale entry is skipped when it reaches the top).
+pub(crate) struct Clock<P> {
+    pub now_ns: u64,
+    queue: BinaryHeap<Reverse<Scheduled<P>>>,
+    seq: u64,
+    timers: Vec<TimerSlot>,
+    free: Vec<u32>,
+}
+
+impl<P> Clock<P> {
+    pub fn new() -> Self {
+        Clock { now_ns: 0, queue: BinaryHeap::new(), seq: 0, timers: Vec::new(), free: Vec::new() }
+    }
+
+    /// Schedules `what` at `at_ns` (not before now).
+    pub fn schedule(&mut self, at_ns: u64, what: P) {
+        debug_assert!(at_ns >= self.now_ns, "scheduled in the past: {at_ns} < {}", self.now_ns);
+        self.seq += 1;
+        self.queue.push(Reverse(Scheduled { at_ns: at_ns.max(self.now_ns), seq: self.seq, what }));
+    }
+
+    /// The earliest due time among entries `is_live` accepts; dead entries on top are discarded.
+    pub fn next_due(&mut self, mut is_live: impl FnMut(&Clock<P>, &P) -> bool) -> Option<u64> {
+        loop {
+            let top = self.queue.peek()?;
+            if is_live(self, &top.0.what) {
+                return Some(top.0.at_ns);
+            }
+            self.queue.pop();
+        }
+    }
+
+    /// Pops every entry due at exactly `at_ns` into `out`, in schedule order.
+    pub fn pop_due_at(&mut self, at_ns: u64, out: &mut Vec<P>) {
+        while let Some(top) = self.queue.peek() {
+            if top.0.at_ns != at_ns {
+                break;
+            }
+            out.push(self.queue.pop().expect("peeked").0.what);
+        }
+    }
+
+    /// Registers a timer slot (its entry is scheduled by the caller).
+    pub fn new_timer(&mut self, epoch: u32, waker: Waker) -> TimerKey {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.timers.push(TimerSlot { generation: 0, waker: None, live: false });
+                (self.timers.len() - 1) as u32
+            }
+        };
+        let t = &mut self.timers[slot as usize];
+        debug_assert!(!t.live, "reusing a live timer slot {slot}");
+        t.live = true;
+        t.waker = Some(waker);
+        TimerKey { slot, generation: t.generation, epoch }
+    }
+
+    pub fn timer_is_live(&self, key: TimerKey) -> bool {
+        self.timers.get(key.slot as usize).is_some_and(|t| t.live && t.generation == key.generation)
+    }
+
+    pub fn update_waker(&mut self, key: TimerKey, waker: &Waker) {
+        if self.timer_is_live(key) {
+            let t = &mut self.timers[key.slot as usize];
+            if !t.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                t.waker = Some(waker.clone());
+            }
+        }
+    }
+
+    /// Fires a due timer: returns its waker if the timer was still live.
+    pub fn fire(&mut self, key: TimerKey) -> Option<Waker> {
+        if !self.timer_is_live(key) {
+            return None;
+        }
+        self.timers[key.slot as usize].waker.take()
+    }
+
+    /// Frees a timer's slot (fired and observed, or cancelled).
+    pub fn release(&mut self, key: TimerKey) {
+        if self.timer_is_live(key) {
+            let t = &mut self.timers[key.slot as usize];
+            t.live = false;
+            t.waker = None;
+            t.generation = t.generation.wrapping_add(1);
+            self.free.push(key.slot);
+        }
+    }
+}
+
+/// Waits until a deadline in virtual time. See [`sleep`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    deadline_ns: u64,
+    key: Option<TimerKey>,
+}
+
+/// Completes after `duration` of virtual time. Must be polled within a simulation.
+pub fn sleep(duration: Duration) -> Sleep {
+    let now = with(|w| w.clock.now_ns);
+    Sleep { deadline_ns: now.saturating_add(duration_ns(duration)), key: None }
+}
+
+/// Completes at `deadline` (at once if it has passed).
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep { deadline_ns: deadline.0, key: None }
+}
+
+impl Sleep {
+    /// When this sleep completes.
+    pub fn deadline(&self) -> Instant {
+        Instant(self.deadline_ns)
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let deadline = self.deadline_ns;
+        let key = self.key;
+        let (ready, key) = with(|w| {
+            if w.clock.now_ns >= deadline {
+                if let Some(k) = key {
+                    w.clock.release(k);
+                }
+                return (true, None);
+            }
+            match key {
+                Some(k) if w.clock.timer_is_live(k) => {
+                    w.clock.update_waker(k, cx.waker());
+                    (false, Some(k))
+                }
+                _ => {
+                    let k = w.clock.new_timer(w.epoch, cx.waker().clone());
+                    w.clock.schedule(deadline, world::Pending::Timer(k));
+                    (false, Some(k))
+                }
+            }
+        });
+        self.key = key;
+        if ready {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(k) = self.key {
+            world::try_with(k.epoch, |w| w.clock.release(k));
+        }
+    }
+}
+
+/// The error of a [`timeout`] whose deadline passed first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("deadline elapsed")]
+pub struct Elapsed;
+
+/// Runs `future` for at most `duration` of virtual time.
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout { future, sleep: sleep(duration) }
+}
+
+/// See [`timeout`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Timeout<F> {
+    future: F,
+    sleep: Sleep,
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: both fields are structurally pinned and never moved out of.
+        let this = unsafe { self.get_unchecked_mut() };
+        if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        match Pin::new(&mut this.sleep).poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Ticks every `period`, the first tick at once. Missed ticks are delivered in a burst.
+pub fn interval(period: Duration) -> Interval {
+    assert!(!period.is_zero(), "interval period must be non-zero");
+    Interval { next: now(), period }
+}
+
+/// See [`interval`].
+#[derive(Debug)]
+pub struct Interval {
+    next: Instant,
+    period: Duration,
+}
+
+impl Interval {
+    /// Waits for the next tick and returns its scheduled instant.
+    pub async fn tick(&mut self) -> Instant {
+        let at = self.next;
+        sleep_until(at).await;
+        self.next = at + self.period;
+        at
+    }
+}

@@ -1,0 +1,381 @@
+//! Trace and history: every harness-visible event, and a stable 64-bit hash over them.
+//!
+//! Every event the harness sees — a task step, a send, a delivery, a drop, a timer, a crash,
+//! an operation's start and result — is folded into the **history hash** as it happens. The
+//! hash is made of integers only (times, ids, kinds and payload digests computed with
+//! [`StableHasher`]), so it does not depend on the platform, on pointer values or on std's
+//! randomised hashing. Two runs with the same hash saw the same events in the same order.
+//!
+//! Recording the events themselves (with readable details) is optional: a sweep keeps only
+//! the hash, and a failing input is simply run again with recording on — the run is a pure
+//! function of its input, so the second run is the first one, written down. The hash is the
+//! same in both modes (a test checks it).
+
+use std::fmt::{self, Write as _};
+use std::hash::{Hash, Hasher};
+
+use serde::{Deserialize, Serialize};
+
+/// What happened. The numeric fields are hashed; the `detail` of an [`Event`] is not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum EventKind {
+    /// A node's main task was built and started.
+    Start {
+        /// How many times this node has started before.
+        incarnation: u32,
+    },
+    /// The node crashed: all its tasks were dropped.
+    Crash,
+    /// A task was created.
+    Spawn {
+        /// The new task.
+        task: u32,
+    },
+    /// A task was polled once.
+    Step {
+        /// The task polled.
+        task: u32,
+    },
+    /// A task finished.
+    TaskDone {
+        /// The finished task.
+        task: u32,
+    },
+    /// A message left its sender.
+    Send {
+        /// Message id, unique in the run.
+        msg: u64,
+        /// Destination node.
+        to: u32,
+        /// Virtual time it is due, in nanoseconds.
+        deliver_at_ns: u64,
+        /// Stable digest of the payload.
+        digest: u64,
+    },
+    /// A message reached its destination's mailbox.
+    Deliver {
+        /// Message id.
+        msg: u64,
+    },
+    /// A message was lost.
+    Drop {
+        /// Message id.
+        msg: u64,
+    },
+    /// A sleep's deadline passed.
+    Timer {
+        /// Timer slot.
+        timer: u32,
+    },
+    /// A fault was injected (partition, clog, crash decision, ...).
+    Fault {
+        /// Digest of the fault's description.
+        digest: u64,
+    },
+    /// A workload operation started.
+    OpStart {
+        /// Operation number within the run.
+        op: u64,
+        /// Stable digest of the operation.
+        digest: u64,
+    },
+    /// A workload operation completed.
+    OpResult {
+        /// Operation number within the run.
+        op: u64,
+        /// Stable digest of the result.
+        digest: u64,
+    },
+    /// A check failed (the last event of a failing run).
+    CheckFailed {
+        /// Digest of the invariant's name.
+        digest: u64,
+    },
+    /// A free-form note from system code (`sim_core::trace::note`).
+    Note {
+        /// Digest of the note.
+        digest: u64,
+    },
+}
+
+impl EventKind {
+    fn words(&self) -> [u64; 4] {
+        use EventKind::*;
+        match *self {
+            Start { incarnation } => [1, u64::from(incarnation), 0, 0],
+            Crash => [2, 0, 0, 0],
+            Spawn { task } => [3, u64::from(task), 0, 0],
+            Step { task } => [4, u64::from(task), 0, 0],
+            TaskDone { task } => [5, u64::from(task), 0, 0],
+            Send { msg, to, deliver_at_ns, digest } => {
+                [6, msg, u64::from(to) ^ deliver_at_ns.rotate_left(20), digest]
+            }
+            Deliver { msg } => [7, msg, 0, 0],
+            Drop { msg } => [8, msg, 0, 0],
+            Timer { timer } => [9, u64::from(timer), 0, 0],
+            Fault { digest } => [10, digest, 0, 0],
+            OpStart { op, digest } => [11, op, digest, 0],
+            OpResult { op, digest } => [12, op, digest, 0],
+            CheckFailed { digest } => [13, digest, 0, 0],
+            Note { digest } => [14, digest, 0, 0],
+        }
+    }
+
+    /// A short name for trace lines.
+    pub fn name(&self) -> &'static str {
+        use EventKind::*;
+        match self {
+            Start { .. } => "start",
+            Crash => "crash",
+            Spawn { .. } => "spawn",
+            Step { .. } => "step",
+            TaskDone { .. } => "done",
+            Send { .. } => "send",
+            Deliver { .. } => "deliver",
+            Drop { .. } => "drop",
+            Timer { .. } => "timer",
+            Fault { .. } => "fault",
+            OpStart { .. } => "op",
+            OpResult { .. } => "result",
+            CheckFailed { .. } => "FAILED",
+            Note { .. } => "note",
+        }
+    }
+}
+
+/// One recorded event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the history.
+    pub index: u64,
+    /// Virtual time, nanoseconds since the run started.
+    pub time_ns: u64,
+    /// The node it happened on (`None` for the harness itself).
+    pub node: Option<String>,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// A readable description (not part of the hash).
+    pub detail: String,
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.time_ns / 1_000_000;
+        let us = (self.time_ns / 1_000) % 1_000;
+        write!(
+            f,
+            "{:>6} {:>7}.{:03}ms {:<8} {:<7} {}",
+            self.index,
+            ms,
+            us,
+            self.node.as_deref().unwrap_or("-"),
+            self.kind.name(),
+            self.detail
+        )
+    }
+}
+
+/// How much of the history to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Recording {
+    /// The hash and the count only (sweeps, fuzzing).
+    #[default]
+    HashOnly,
+    /// Every event with its readable detail (replays, failures).
+    Full,
+}
+
+/// The history of one run.
+#[derive(Clone, Debug)]
+pub struct History {
+    hash: u64,
+    count: u64,
+    events: Option<Vec<Event>>,
+}
+
+const HASH_SEED: u64 = 0x243f_6a88_85a3_08d3;
+
+impl History {
+    /// An empty history.
+    pub fn new(recording: Recording) -> Self {
+        History {
+            hash: HASH_SEED,
+            count: 0,
+            events: (recording == Recording::Full).then(Vec::new),
+        }
+    }
+
+    /// True when events are kept with their details.
+    pub fn is_recording(&self) -> bool {
+        self.events.is_some()
+    }
+
+    /// Appends an event. `detail` is only called when recording.
+    #[inline]
+    pub fn push(
+        &mut self,
+        time_ns: u64,
+        node: Option<(u32, &str)>,
+        kind: EventKind,
+        detail: impl FnOnce() -> String,
+    ) {
+        let node_word = node.map_or(u64::MAX, |(id, _)| u64::from(id));
+        let [a, b, c, d] = kind.words();
+        let mut h = self.hash;
+        for w in [time_ns, node_word, a, b, c, d] {
+            h = mix(h ^ w);
+        }
+        self.hash = h;
+        if let Some(events) = &mut self.events {
+            events.push(Event {
+                index: self.count,
+                time_ns,
+                node: node.map(|(_, name)| name.to_string()),
+                kind,
+                detail: detail(),
+            });
+        }
+        self.count += 1;
+    }
+
+    /// The stable 64-bit history hash.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// How many events happened.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True before the first event.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The recorded events (empty unless recording).
+    pub fn events(&self) -> &[Event] {
+        self.events.as_deref().unwrap_or(&[])
+    }
+
+    /// Takes the recorded events out.
+    pub fn into_events(self) -> Vec<Event> {
+        self.events.unwrap_or_default()
+    }
+}
+
+/// Readable trace lines, one per event.
+pub fn render_lines(events: &[Event]) -> String {
+    let mut out = String::new();
+    for e in events {
+        let _ = writeln!(out, "{e}");
+    }
+    out
+}
+
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    // The 64-bit finaliser of MurmurHash3: cheap, platform independent, well mixed.
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// A [`Hasher`] whose output depends only on the bytes written: no random keys, and `usize`
+/// is widened to 64 bits so 32- and 64-bit platforms agree. Used for payload digests.
+#[derive(Clone, Debug)]
+pub struct StableHasher(u64);
+
+impl Default for StableHasher {
+    fn default() -> Self {
+        StableHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for StableHasher {
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = mix(self.0 ^ u64::from_le_bytes(word)).wrapping_add(chunk.len() as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i))
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(u64::from(i))
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i))
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = mix(self.0 ^ i).wrapping_add(1);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64)
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.write_u64(i as i64 as u64)
+    }
+}
+
+/// The stable digest of any `Hash` value.
+pub fn stable_hash<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut h = StableHasher::default();
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// The stable digest of a byte string.
+pub fn stable_hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = StableHasher::default();
+    h.write(bytes);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_the_same_with_and_without_recording() {
+        let mut a = History::new(Recording::HashOnly);
+        let mut b = History::new(Recording::Full);
+        for h in [&mut a, &mut b] {
+            h.push(5, Some((1, "n1")), EventKind::Step { task: 3 }, || "x".into());
+            h.push(9, None, EventKind::Deliver { msg: 4 }, || "y".into());
+        }
+        assert_eq!(a.hash(), b.hash());
+        assert_eq!(b.events().len(), 2);
+        assert!(a.events().is_empty());
+    }
+
+    #[test]
+    fn hash_sees_order_time_and_node() {
+        let base = |t: u64, n: u32, first: u32, second: u32| {
+            let mut h = History::new(Recording::HashOnly);
+            h.push(t, Some((n, "")), EventKind::Step { task: first }, String::new);
+            h.push(t, Some((n, "")), EventKind::Step { task: second }, String::new);
+            h.hash()
+        };
+        let reference = base(1, 1, 1, 2);
+        assert_ne!(reference, base(1, 1, 2, 1), "order");
+        assert_ne!(reference, base(2, 1, 1, 2), "time");
+        assert_ne!(reference, base(1, 2, 1, 2), "node");
+    }
+
+    #[test]
+    fn stable_hash_is_pinned() {
+        // Digests go into pinned corpus hashes: a change here must be deliberate.
+        assert_eq!(stable_hash(&(1u32, "ab")), stable_hash(&(1u32, "ab")));
+        assert_eq!(stable_hash_bytes(b""), mix(0xcbf2_9ce4_8422_2325));
+    }
+}

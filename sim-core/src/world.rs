@@ -1,0 +1,117 @@
+//! The one owner of a run's mutable state.
+//!
+//! A run's executor, clock, network, nodes, history and choice source live in one [`World`],
+//! kept in a thread-local for the duration of [`crate::sim::Sim::run`]. Handles (sockets,
+//! sleeps, join handles) are plain ids that reach it through [`with`]; nothing holds an `Rc`
+//! to it, so a task that never finishes cannot keep a run alive (no cycles, flat memory).
+//!
+//! Every handle carries the run's *epoch*: a handle that outlives its run (say, a `Sleep`
+//! stored in a model that a later run drops) finds a different epoch and does nothing.
+//!
+//! Determinism boundary: code inside a run reaches time, randomness and the network only
+//! through this world. It never reads the wall clock or OS entropy; ordered collections
+//! (`Vec`, `BTreeMap`, `VecDeque`) are used everywhere iteration order can reach a decision.
+
+use std::cell::{Cell, RefCell};
+
+use crate::choice::Source;
+use crate::net::Network;
+use crate::node::Nodes;
+use crate::rt::{Executor, Scheduler};
+use crate::time::{Clock, TimerKey};
+use crate::trace::{EventKind, History};
+
+/// Something due at a virtual instant.
+pub(crate) enum Pending {
+    /// A sleep's deadline.
+    Timer(TimerKey),
+    /// A message arriving.
+    Deliver(crate::net::Packet),
+}
+
+pub(crate) struct World {
+    pub epoch: u32,
+    pub source: Box<dyn Source>,
+    pub exec: Executor,
+    pub sched: Box<dyn Scheduler>,
+    pub clock: Clock<Pending>,
+    pub net: Network,
+    pub nodes: Nodes,
+    pub history: History,
+    pub next_op: u64,
+}
+
+impl World {
+    /// Appends an event on `node` (or the harness, for `None`) at the current instant.
+    #[inline]
+    pub fn record(&mut self, node: Option<u32>, kind: EventKind, detail: impl FnOnce() -> String) {
+        let named = node.map(|id| (id, self.nodes.name(id)));
+        self.history.push(self.clock.now_ns, named, kind, detail);
+    }
+
+    /// The node of the task being polled, if any.
+    pub fn current_node(&self) -> Option<u32> {
+        self.exec.current.map(|t| self.exec.node_of(t))
+    }
+}
+
+thread_local! {
+    static WORLD: RefCell<Option<World>> = const { RefCell::new(None) };
+    static EPOCH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f` on the current run's world.
+///
+/// # Panics
+/// Outside a simulation — every caller documents "must be called from within a simulation".
+#[track_caller]
+pub(crate) fn with<R>(f: impl FnOnce(&mut World) -> R) -> R {
+    WORLD.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let world = guard.as_mut().expect("must be called from within a simulation (sim_core::sim::Sim::run)");
+        f(world)
+    })
+}
+
+/// Like [`with`], but `None` outside a run, inside another access, or for a stale `epoch`.
+/// For drop paths, which may run after the run that created the handle has ended.
+pub(crate) fn try_with<R>(epoch: u32, f: impl FnOnce(&mut World) -> R) -> Option<R> {
+    WORLD.with(|cell| {
+        let mut guard = cell.try_borrow_mut().ok()?;
+        let world = guard.as_mut()?;
+        (world.epoch == epoch).then(|| f(world))
+    })
+}
+
+/// The epoch of the run on this thread (0 when none has started).
+pub(crate) fn current_epoch() -> u32 {
+    EPOCH.with(Cell::get)
+}
+
+/// True while a run is installed on this thread.
+pub fn in_simulation() -> bool {
+    WORLD.with(|cell| cell.try_borrow().map(|w| w.is_some()).unwrap_or(true))
+}
+
+/// A fresh epoch for the next run.
+pub(crate) fn next_epoch() -> u32 {
+    EPOCH.with(|e| {
+        let next = e.get().wrapping_add(1).max(1);
+        e.set(next);
+        next
+    })
+}
+
+/// Installs `world` for this thread. Runs do not nest.
+pub(crate) fn install(world: World) {
+    WORLD.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        assert!(slot.is_none(), "a simulation is already running on this thread; runs do not nest");
+        *slot = Some(world);
+    });
+}
+
+/// Removes and returns this thread's world.
+pub(crate) fn uninstall() -> Option<World> {
+    WORLD.with(|cell| cell.borrow_mut().take())
+}
