@@ -151,28 +151,33 @@ impl Network {
     }
 }
 
+/// `name:port`, for trace details (the world is borrowed, so `Debug for Addr` cannot look).
+fn addr_text(w: &world::World, a: Addr) -> String {
+    format!("{}:{}", w.nodes.name(a.node.0), a.port)
+}
+
 /// Delivers a packet that has arrived (called by the harness when it is due).
 pub(crate) fn deliver(w: &mut world::World, packet: Packet) {
     let to = packet.to;
     let up = w.nodes.is_up(to.node.0);
-    match w.net.mailboxes.get_mut(&(to.node.0, to.port)) {
-        Some(mb) if up => {
-            let id = packet.id;
-            let detail_needed = w.history.is_recording();
-            let detail = if detail_needed { format!("#{id} {:?} -> {:?}", packet.from, to) } else { String::new() };
-            mb.queue.push_back((packet.from, packet.payload));
-            if let Some(waker) = mb.waiter.take() {
-                waker.wake();
-            }
-            w.record(Some(to.node.0), EventKind::Deliver { msg: id }, || detail);
-        }
-        _ => {
-            let reason = if up { "no socket bound on port" } else { "destination node is down" };
-            w.record(Some(to.node.0), EventKind::Drop { msg: packet.id }, || {
-                format!("#{} {:?} -> {:?}: {reason}", packet.id, packet.from, to)
-            });
-        }
+    let bound = up && w.net.mailboxes.contains_key(&(to.node.0, to.port));
+    let route = if w.history.is_recording() {
+        format!("#{} {} -> {}", packet.id, addr_text(w, packet.from), addr_text(w, to))
+    } else {
+        String::new()
+    };
+    if !bound {
+        let reason = if up { "no socket bound on port" } else { "destination node is down" };
+        w.record(Some(to.node.0), EventKind::Drop { msg: packet.id }, || format!("{route}: {reason}"));
+        return;
     }
+    let id = packet.id;
+    let mb = w.net.mailboxes.get_mut(&(to.node.0, to.port)).expect("checked above");
+    mb.queue.push_back((packet.from, packet.payload));
+    if let Some(waker) = mb.waiter.take() {
+        waker.wake();
+    }
+    w.record(Some(to.node.0), EventKind::Deliver { msg: id }, || route);
 }
 
 /// A bound, typed message endpoint on the current node. Dropping it unbinds the port.
@@ -226,9 +231,12 @@ impl<M: Message> Socket<M> {
             w.net.next_msg += 1;
             let id = w.net.next_msg;
             let digest = stable_hash(&msg);
-            w.record(Some(from.node.0), EventKind::Send { msg: id, to: to.node.0, deliver_at_ns, digest }, || {
-                format!("#{id} {from:?} -> {to:?} +{latency_ms}ms {msg:?}")
-            });
+            let detail = if w.history.is_recording() {
+                format!("#{id} {} -> {} +{latency_ms}ms {msg:?}", addr_text(w, from), addr_text(w, to))
+            } else {
+                String::new()
+            };
+            w.record(Some(from.node.0), EventKind::Send { msg: id, to: to.node.0, deliver_at_ns, digest }, || detail);
             w.clock.schedule(deliver_at_ns, Pending::Deliver(Packet { id, from, to, payload: Box::new(msg) }));
         })
     }

@@ -195,11 +195,18 @@ impl Sim {
     /// Runs on `input` and also returns the bytes that replay this run under
     /// [`crate::choice::Bytes`] (how a seed becomes a fuzz corpus entry).
     pub fn run_recorded(self, input: &Input) -> (Report, Vec<u8>) {
+        let (report, draws) = self.run_logged(input);
+        (report, crate::choice::encode(&draws))
+    }
+
+    /// Runs on `input` and also returns every draw it made (label, bound, value), in order:
+    /// the choice sequence a shrinker works on.
+    pub fn run_logged(self, input: &Input) -> (Report, Vec<Draw>) {
         let log = Rc::new(RefCell::new(Vec::new()));
         let source = SharedRecorder { inner: input.source(), log: log.clone() };
         let report = self.run(Box::new(source));
-        let bytes = crate::choice::encode(&log.borrow());
-        (report, bytes)
+        let draws = log.take();
+        (report, draws)
     }
 
     /// Runs on any source.

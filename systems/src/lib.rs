@@ -1,0 +1,15 @@
+//! Example systems under test for sim-core, each with its invariants and planted bugs.
+//!
+//! Every system is real protocol code written against sim-core's handles (sockets, timers,
+//! spawn). Planted bugs are chosen at run time by name, never by editing code:
+//! `sim run --system two-pc --bug first-vote-wins --seed 3`.
+#![deny(missing_docs)]
+
+pub mod two_pc;
+
+use sim_core::system::SystemSpec;
+
+/// Every registered system, in the order `sim list` shows them.
+pub fn all() -> Vec<SystemSpec> {
+    vec![two_pc::SPEC]
+}

@@ -1,0 +1,123 @@
+//! What the command line, fuzz targets and tests need to know about a system under test.
+//!
+//! A system registers a [`SystemSpec`]: its name, its planted bugs, and a function that
+//! builds a fresh [`Sim`] for one run from [`RunOptions`]. Planted bugs are chosen at run
+//! time by name (`--bug`, or `SIM_BUG` for fuzz targets), never by editing code.
+//!
+//! ```
+//! use sim_core::sim::Sim;
+//! use sim_core::system::{BugSpec, RunOptions, SystemSpec};
+//!
+//! fn build(opts: &RunOptions) -> Sim {
+//!     let mut sim = Sim::new(opts.config.clone());
+//!     let buggy = opts.bug == Some("always-fails");
+//!     sim.invariant("ok", move || if buggy { Err("planted".into()) } else { Ok(()) });
+//!     sim
+//! }
+//! const SPEC: SystemSpec = SystemSpec {
+//!     name: "toy",
+//!     about: "a toy",
+//!     bugs: &[BugSpec { name: "always-fails", about: "fails at once" }],
+//!     build,
+//! };
+//! let opts = SPEC.options(Some("always-fails")).unwrap();
+//! assert!(SPEC.run(&opts, &sim_core::choice::Input::Seed(0)).outcome.class.is_failure());
+//! assert!(SPEC.options(Some("nope")).is_err());
+//! ```
+
+use crate::choice::Input;
+use crate::sim::{Config, Report, Sim};
+use crate::trace::Recording;
+
+/// A planted bug, selectable by name.
+#[derive(Clone, Copy, Debug)]
+pub struct BugSpec {
+    /// Its name on command lines (`--bug NAME`, `SIM_BUG=NAME`).
+    pub name: &'static str,
+    /// One line on what it does.
+    pub about: &'static str,
+}
+
+/// Options for one run of a system.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The planted bug to enable (`None` = the correct system).
+    pub bug: Option<&'static str>,
+    /// Fix the workload; only the schedule varies.
+    pub pinned: bool,
+    /// Budgets, strategy, network, recording.
+    pub config: Config,
+}
+
+/// A system under test, as registered with the command line.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemSpec {
+    /// Its name on command lines.
+    pub name: &'static str,
+    /// One line on what it is.
+    pub about: &'static str,
+    /// Its planted bugs.
+    pub bugs: &'static [BugSpec],
+    /// Builds the scenario for one run.
+    pub build: fn(&RunOptions) -> Sim,
+}
+
+/// Errors choosing a system or bug.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// No registered system has that name.
+    #[error("unknown system {name:?}; known systems: {known}")]
+    UnknownSystem {
+        /// What was asked for.
+        name: String,
+        /// What exists.
+        known: String,
+    },
+    /// The system has no planted bug of that name.
+    #[error("system {system:?} has no planted bug {bug:?}; its bugs: {known} (leave the bug unset for the correct system)")]
+    UnknownBug {
+        /// The system.
+        system: String,
+        /// What was asked for.
+        bug: String,
+        /// What exists.
+        known: String,
+    },
+}
+
+impl SystemSpec {
+    /// Options for `bug` (checked against this system's bugs), with default config.
+    pub fn options(&self, bug: Option<&str>) -> Result<RunOptions, SpecError> {
+        let bug = match bug {
+            None => None,
+            Some(name) => Some(self.bugs.iter().find(|b| b.name == name).map(|b| b.name).ok_or_else(|| {
+                SpecError::UnknownBug {
+                    system: self.name.to_string(),
+                    bug: name.to_string(),
+                    known: self.bugs.iter().map(|b| b.name).collect::<Vec<_>>().join(", "),
+                }
+            })?),
+        };
+        Ok(RunOptions { bug, pinned: false, config: Config::default() })
+    }
+
+    /// Builds and runs one scenario.
+    pub fn run(&self, opts: &RunOptions, input: &Input) -> Report {
+        (self.build)(opts).run_input(input)
+    }
+
+    /// Runs with every event recorded (for traces).
+    pub fn run_recorded_trace(&self, opts: &RunOptions, input: &Input) -> Report {
+        let mut opts = opts.clone();
+        opts.config.recording = Recording::Full;
+        self.run(&opts, input)
+    }
+}
+
+/// Finds `name` among `systems`.
+pub fn find<'a>(systems: &'a [SystemSpec], name: &str) -> Result<&'a SystemSpec, SpecError> {
+    systems.iter().find(|s| s.name == name).ok_or_else(|| SpecError::UnknownSystem {
+        name: name.to_string(),
+        known: systems.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+    })
+}
