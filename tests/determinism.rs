@@ -12,18 +12,32 @@ use sim_core::trace::Recording;
 #[test]
 fn one_input_run_1000_times_gives_one_history_hash() {
     let spec = two_pc();
-    for input in [Input::Seed(7), Input::Bytes(vec![9, 200, 3, 17, 0, 255, 42, 8, 1, 1, 1])] {
-        let hashes: BTreeSet<u64> =
-            (0..1000).map(|_| run(&spec, Some("first-vote-wins"), false, &input).history_hash).collect();
-        assert_eq!(hashes.len(), 1, "input {input} gave {} different histories", hashes.len());
+    for input in [
+        Input::Seed(7),
+        Input::Bytes(vec![9, 200, 3, 17, 0, 255, 42, 8, 1, 1, 1]),
+    ] {
+        let hashes: BTreeSet<u64> = (0..1000)
+            .map(|_| run(&spec, Some("first-vote-wins"), false, &input).history_hash)
+            .collect();
+        assert_eq!(
+            hashes.len(),
+            1,
+            "input {input} gave {} different histories",
+            hashes.len()
+        );
     }
 }
 
 #[test]
 fn forty_seeds_give_forty_distinct_histories_on_the_correct_system() {
     let spec = two_pc();
-    let outcomes: Vec<_> = (0..40).map(|s| run(&spec, None, false, &Input::Seed(s))).collect();
-    assert!(outcomes.iter().all(|o| o.class.is_pass()), "the correct 2PC must pass: {outcomes:?}");
+    let outcomes: Vec<_> = (0..40)
+        .map(|s| run(&spec, None, false, &Input::Seed(s)))
+        .collect();
+    assert!(
+        outcomes.iter().all(|o| o.class.is_pass()),
+        "the correct 2PC must pass: {outcomes:?}"
+    );
     let hashes: BTreeSet<u64> = outcomes.iter().map(|o| o.history_hash).collect();
     assert_eq!(hashes.len(), 40, "seeds should explore different schedules");
 }
@@ -68,7 +82,10 @@ fn a_nondeterministic_scenario_is_caught_by_comparing_hashes() {
     };
     let a = scenario().run_seed(1).outcome.history_hash;
     let b = scenario().run_seed(1).outcome.history_hash;
-    assert_ne!(a, b, "a run that reads outside state must not look deterministic");
+    assert_ne!(
+        a, b,
+        "a run that reads outside state must not look deterministic"
+    );
 }
 
 #[test]
@@ -78,7 +95,12 @@ fn a_seed_saved_as_bytes_replays_the_same_history() {
         let opts = spec.options(Some("first-vote-wins")).unwrap();
         let (report, bytes) = (spec.build)(&opts).run_recorded(&Input::Seed(seed));
         let replay = spec.run(&opts, &Input::Bytes(bytes.clone()));
-        assert_eq!(report.outcome.history_hash, replay.outcome.history_hash, "seed {seed} via {} bytes", bytes.len());
+        assert_eq!(
+            report.outcome.history_hash,
+            replay.outcome.history_hash,
+            "seed {seed} via {} bytes",
+            bytes.len()
+        );
         assert_eq!(report.outcome.class, replay.outcome.class);
     }
 }

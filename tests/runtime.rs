@@ -14,7 +14,10 @@ use sim_core::sim::{self, Config, Sim};
 use sim_core::time::{interval, now, sleep, timeout, Instant};
 
 fn config(strategy: Strategy) -> Config {
-    Config { strategy, ..Config::default() }
+    Config {
+        strategy,
+        ..Config::default()
+    }
 }
 
 /// Three tasks append their names; the order is the schedule.
@@ -50,20 +53,31 @@ fn interleaving(strategy: Strategy, input: &Input) -> String {
 #[test]
 fn every_strategy_is_deterministic_and_input_driven_ones_explore() {
     for strategy in [Strategy::Uniform, Strategy::Pct, Strategy::Fifo] {
-        let orders: BTreeSet<String> = (0..40).map(|s| interleaving(strategy, &Input::Seed(s))).collect();
+        let orders: BTreeSet<String> = (0..40)
+            .map(|s| interleaving(strategy, &Input::Seed(s)))
+            .collect();
         for s in 0..5 {
-            assert_eq!(interleaving(strategy, &Input::Seed(s)), interleaving(strategy, &Input::Seed(s)));
+            assert_eq!(
+                interleaving(strategy, &Input::Seed(s)),
+                interleaving(strategy, &Input::Seed(s))
+            );
         }
         match strategy {
             Strategy::Fifo => assert_eq!(orders.len(), 1, "FIFO draws nothing: {orders:?}"),
-            _ => assert!(orders.len() > 5, "{strategy:?} should explore interleavings: {orders:?}"),
+            _ => assert!(
+                orders.len() > 5,
+                "{strategy:?} should explore interleavings: {orders:?}"
+            ),
         }
     }
 }
 
 #[test]
 fn zero_input_is_round_robin() {
-    assert_eq!(interleaving(Strategy::Uniform, &Input::Bytes(Vec::new())), "abcabcabc");
+    assert_eq!(
+        interleaving(Strategy::Uniform, &Input::Bytes(Vec::new())),
+        "abcabcabc"
+    );
 }
 
 #[test]
@@ -120,10 +134,17 @@ fn virtual_time_jumps_and_timers_fire_in_order() {
             at.push(ticks.tick().await.as_nanos() / 1_000_000);
         }
         assert_eq!(at, [0, 100, 200, 300]);
-        assert!(timeout(Duration::from_millis(5), sleep(Duration::from_millis(6))).await.is_err());
+        assert!(
+            timeout(Duration::from_millis(5), sleep(Duration::from_millis(6)))
+                .await
+                .is_err()
+        );
         assert_eq!(timeout(Duration::from_millis(5), async { 7 }).await, Ok(7));
         sleep(Duration::from_secs(599)).await;
-        assert_eq!(now().saturating_duration_since(start), Duration::from_millis(300 + 5 + 599_000));
+        assert_eq!(
+            now().saturating_duration_since(start),
+            Duration::from_millis(300 + 5 + 599_000)
+        );
         assert!(now() > Instant::from_nanos(0));
     });
     let outcome = sim.run_seed(0).outcome;
@@ -158,9 +179,16 @@ fn same_instant_ties_are_ordered_by_the_input() {
         let v = log.borrow().clone();
         v
     };
-    assert_eq!(order(&Input::Bytes(vec![])), [0, 1, 2], "zero = schedule order");
+    assert_eq!(
+        order(&Input::Bytes(vec![])),
+        [0, 1, 2],
+        "zero = schedule order"
+    );
     let orders: BTreeSet<Vec<i32>> = (0..30).map(|s| order(&Input::Seed(s))).collect();
-    assert!(orders.len() > 2, "ties should be broken by the input: {orders:?}");
+    assert!(
+        orders.len() > 2,
+        "ties should be broken by the input: {orders:?}"
+    );
 }
 
 #[test]
@@ -184,7 +212,10 @@ fn outcome_classes() {
     assert!(o.message.contains("boom"), "{o:?}");
 
     // Inconclusive: a busy loop exhausts the step budget.
-    let mut sim = Sim::new(Config { budget_steps: 1000, ..Config::default() });
+    let mut sim = Sim::new(Config {
+        budget_steps: 1000,
+        ..Config::default()
+    });
     sim.client("c", |_| async {
         loop {
             yield_now().await;
@@ -203,8 +234,14 @@ fn outcome_classes() {
     sim.client("c", |_| async {});
     sim.eventually("never", Duration::from_secs(1), || false);
     let o = sim.run_seed(0).outcome;
-    assert_eq!((o.class, o.invariant.as_deref()), (Class::Liveness, Some("never")));
-    assert!(o.sim_time_ns >= 1_000_000_000, "the bound is virtual time: {o:?}");
+    assert_eq!(
+        (o.class, o.invariant.as_deref()),
+        (Class::Liveness, Some("never"))
+    );
+    assert!(
+        o.sim_time_ns >= 1_000_000_000,
+        "the bound is virtual time: {o:?}"
+    );
 }
 
 /// A fault late in a long run is reachable from a short buffer: the run below passes 1000
@@ -240,7 +277,9 @@ fn late_fault_is_reachable_from_a_short_buffer() {
         .iter()
         .take_while(|d| d.label != "late.trigger")
         .map(|d| match &d.value {
-            sim_core::choice::DrawValue::Int { bound, .. } => sim_core::choice::bytes_for_bound(*bound),
+            sim_core::choice::DrawValue::Int { bound, .. } => {
+                sim_core::choice::bytes_for_bound(*bound)
+            }
             sim_core::choice::DrawValue::Raw(b) => b.len(),
         })
         .sum();
@@ -250,14 +289,21 @@ fn late_fault_is_reachable_from_a_short_buffer() {
     let failing = scenario().run_input(&Input::Bytes(input.clone())).outcome;
     assert_eq!(failing.class, Class::Panic, "{failing:?}");
     assert!(failing.message.contains("late fault fired"));
-    eprintln!("late fault after {events} events reached with {} bytes", input.len());
+    eprintln!(
+        "late fault after {events} events reached with {} bytes",
+        input.len()
+    );
 
     // And a seeded run that happens to fire it re-encodes to a buffer of similar size.
     let seed = (0..10_000u64)
         .find(|&s| scenario().run_seed(s).outcome.class == Class::Panic)
         .expect("some seed fires a 1/256 trigger");
     let (_, bytes) = scenario().run_recorded(&Input::Seed(seed));
-    assert!(bytes.len() <= 4096, "seed {seed} re-encodes to {} bytes", bytes.len());
+    assert!(
+        bytes.len() <= 4096,
+        "seed {seed} re-encodes to {} bytes",
+        bytes.len()
+    );
 }
 
 #[test]

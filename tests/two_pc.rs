@@ -19,8 +19,15 @@ fn pinned_workload_fails_on_some_schedules_and_not_others_reproducibly() {
     }
     let failing = by_class.get(&Class::Correctness).map_or(0, Vec::len);
     let passing = by_class.get(&Class::Pass).map_or(0, Vec::len);
-    assert!(failing > 0 && passing > 0, "same workload, different schedules, different outcomes: {by_class:?}");
-    assert_eq!(failing + passing, 60, "only pass or atomicity violations expected: {by_class:?}");
+    assert!(
+        failing > 0 && passing > 0,
+        "same workload, different schedules, different outcomes: {by_class:?}"
+    );
+    assert_eq!(
+        failing + passing,
+        60,
+        "only pass or atomicity violations expected: {by_class:?}"
+    );
 }
 
 #[test]
@@ -29,7 +36,10 @@ fn the_correct_system_passes_every_seed() {
     for_each_seed(0..500, |seed| {
         for pinned in [false, true] {
             let outcome = run(&spec, None, pinned, &Input::Seed(seed));
-            assert!(outcome.class.is_pass(), "seed {seed} pinned={pinned}: {outcome:?}");
+            assert!(
+                outcome.class.is_pass(),
+                "seed {seed} pinned={pinned}: {outcome:?}"
+            );
         }
     });
 }
@@ -38,9 +48,14 @@ fn the_correct_system_passes_every_seed() {
 fn the_planted_bug_is_found_by_a_seed_sweep() {
     let spec = two_pc();
     let failing: Vec<u64> = (0..200)
-        .filter(|&s| run(&spec, Some("first-vote-wins"), false, &Input::Seed(s)).class == Class::Correctness)
+        .filter(|&s| {
+            run(&spec, Some("first-vote-wins"), false, &Input::Seed(s)).class == Class::Correctness
+        })
         .collect();
-    assert!(!failing.is_empty(), "200 seeds should find the first-vote-wins bug");
+    assert!(
+        !failing.is_empty(),
+        "200 seeds should find the first-vote-wins bug"
+    );
 }
 
 /// Any byte buffer is a valid input: the correct system passes on all of them, and the
@@ -49,7 +64,13 @@ fn the_planted_bug_is_found_by_a_seed_sweep() {
 fn any_byte_buffer_is_a_valid_input() {
     let spec = two_pc();
     let mut rng = Seeded::new(1234);
-    let mut buffers: Vec<Vec<u8>> = vec![Vec::new(), vec![0], vec![255; 1], vec![255; 4096], vec![0; 100_000]];
+    let mut buffers: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        vec![0],
+        vec![255; 1],
+        vec![255; 4096],
+        vec![0; 100_000],
+    ];
     let mut big = vec![0u8; 1 << 20];
     rng.fill("test", &mut big);
     buffers.push(big);
@@ -61,8 +82,14 @@ fn any_byte_buffer_is_a_valid_input() {
     for (i, bytes) in buffers.into_iter().enumerate() {
         let input = Input::Bytes(bytes);
         let correct = run(&spec, None, false, &input);
-        assert!(correct.class.is_pass(), "buffer {i}: the correct system must pass: {correct:?}");
+        assert!(
+            correct.class.is_pass(),
+            "buffer {i}: the correct system must pass: {correct:?}"
+        );
         let buggy = run(&spec, Some("first-vote-wins"), false, &input);
-        assert!(matches!(buggy.class, Class::Pass | Class::Correctness), "buffer {i}: {buggy:?}");
+        assert!(
+            matches!(buggy.class, Class::Pass | Class::Correctness),
+            "buffer {i}: {buggy:?}"
+        );
     }
 }

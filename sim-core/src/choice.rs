@@ -87,7 +87,10 @@ pub trait Choices: Source {
     /// True with probability `num / den` (integer ratios, never floats). The default — zero —
     /// is `false`, so exhausted input never fires a fault.
     fn chance(&mut self, label: &'static str, num: u64, den: u64) -> bool {
-        debug_assert!(den > 0 && num <= den, "bad probability {num}/{den} for {label}");
+        debug_assert!(
+            den > 0 && num <= den,
+            "bad probability {num}/{den} for {label}"
+        );
         if num == 0 {
             return false;
         }
@@ -137,7 +140,11 @@ pub struct Bytes {
 impl Bytes {
     /// Reads draws from `data`, front to back.
     pub fn new(data: impl Into<Vec<u8>>) -> Self {
-        Bytes { data: data.into(), pos: 0, exhausted: false }
+        Bytes {
+            data: data.into(),
+            pos: 0,
+            exhausted: false,
+        }
     }
 
     /// Bytes consumed so far (at most the buffer's length).
@@ -161,7 +168,12 @@ impl Bytes {
 
 impl fmt::Debug for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Bytes({} of {} consumed)", self.consumed(), self.data.len())
+        write!(
+            f,
+            "Bytes({} of {} consumed)",
+            self.consumed(),
+            self.data.len()
+        )
     }
 }
 
@@ -209,7 +221,9 @@ impl Seeded {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
-        Seeded { state: [next(), next(), next(), next()] }
+        Seeded {
+            state: [next(), next(), next(), next()],
+        }
     }
 
     fn next(&mut self) -> u64 {
@@ -292,7 +306,10 @@ pub struct Recorder<S> {
 impl<S: Source> Recorder<S> {
     /// Records the draws of `inner`.
     pub fn new(inner: S) -> Self {
-        Recorder { inner, log: Vec::new() }
+        Recorder {
+            inner,
+            log: Vec::new(),
+        }
     }
 
     /// Every draw so far, in order.
@@ -313,7 +330,10 @@ pub fn encode(draws: &[Draw]) -> Vec<u8> {
     for draw in draws {
         match &draw.value {
             DrawValue::Int { bound, value } => {
-                debug_assert!(*value < (*bound).max(1), "logged value out of bound: {draw:?}");
+                debug_assert!(
+                    *value < (*bound).max(1),
+                    "logged value out of bound: {draw:?}"
+                );
                 let width = bytes_for_bound(*bound);
                 out.extend_from_slice(&value.to_be_bytes()[8 - width..]);
             }
@@ -330,14 +350,20 @@ impl<S: Source> Source for Recorder<S> {
     fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
         let value = self.inner.draw(label, bound);
         if bound > 1 {
-            self.log.push(Draw { label: label.to_string(), value: DrawValue::Int { bound, value } });
+            self.log.push(Draw {
+                label: label.to_string(),
+                value: DrawValue::Int { bound, value },
+            });
         }
         value
     }
 
     fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
         self.inner.fill(label, buf);
-        self.log.push(Draw { label: label.to_string(), value: DrawValue::Raw(buf.to_vec()) });
+        self.log.push(Draw {
+            label: label.to_string(),
+            value: DrawValue::Raw(buf.to_vec()),
+        });
     }
 
     fn is_exhausted(&self) -> bool {
@@ -381,7 +407,12 @@ impl fmt::Display for Input {
         match self {
             Input::Seed(seed) => write!(f, "seed {seed}"),
             Input::Bytes(data) => {
-                write!(f, "{} bytes (fnv {:016x})", data.len(), crate::trace::stable_hash_bytes(data))
+                write!(
+                    f,
+                    "{} bytes (fnv {:016x})",
+                    data.len(),
+                    crate::trace::stable_hash_bytes(data)
+                )
             }
         }
     }
@@ -393,7 +424,15 @@ mod tests {
 
     #[test]
     fn widths_follow_the_bound() {
-        for (bound, width) in [(0, 0), (1, 0), (2, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 3)] {
+        for (bound, width) in [
+            (0, 0),
+            (1, 0),
+            (2, 1),
+            (256, 1),
+            (257, 2),
+            (65_536, 2),
+            (65_537, 3),
+        ] {
             assert_eq!(bytes_for_bound(bound), width, "bound {bound}");
         }
         assert_eq!(bytes_for_bound(u64::MAX), 8);
@@ -440,7 +479,10 @@ mod tests {
         // every corpus and bug report) fails here first.
         let mut s = Seeded::new(0);
         let first: Vec<u64> = (0..3).map(|_| s.next()).collect();
-        assert_eq!(first, [0x99ec5f36cb75f2b4, 0xbf6e1f784956452a, 0x1a5f849d4933e6e0]);
+        assert_eq!(
+            first,
+            [0x99ec5f36cb75f2b4, 0xbf6e1f784956452a, 0x1a5f849d4933e6e0]
+        );
     }
 
     #[test]

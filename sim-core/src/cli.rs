@@ -58,7 +58,11 @@ pub enum CliError {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "sim", about = "Deterministic simulation of distributed systems", version)]
+#[command(
+    name = "sim",
+    about = "Deterministic simulation of distributed systems",
+    version
+)]
 struct Command {
     #[command(subcommand)]
     action: Action,
@@ -139,7 +143,10 @@ pub struct Cli {
 impl Cli {
     /// A command line for `systems`.
     pub fn new(systems: Vec<SystemSpec>) -> Self {
-        Cli { systems, replay_prefix: "sim".to_string() }
+        Cli {
+            systems,
+            replay_prefix: "sim".to_string(),
+        }
     }
 
     /// How replay lines start, e.g. `cargo run --release -p systems --bin sim --`.
@@ -156,7 +163,11 @@ impl Cli {
     }
 
     /// Runs one command line, writing results to `out`; returns the exit code.
-    pub fn execute(&self, args: impl IntoIterator<Item = impl Into<OsString> + Clone>, out: &mut dyn Write) -> i32 {
+    pub fn execute(
+        &self,
+        args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+        out: &mut dyn Write,
+    ) -> i32 {
         let command = match Command::try_parse_from(args) {
             Ok(c) => c,
             Err(e) => {
@@ -182,8 +193,16 @@ impl Cli {
     fn list(&self, json: bool, out: &mut dyn Write) -> Result<i32, CliError> {
         for s in &self.systems {
             if json {
-                let bugs: Vec<_> = s.bugs.iter().map(|b| serde_json::json!({"name": b.name, "about": b.about})).collect();
-                writeln!(out, "{}", serde_json::json!({"system": s.name, "about": s.about, "bugs": bugs}))?;
+                let bugs: Vec<_> = s
+                    .bugs
+                    .iter()
+                    .map(|b| serde_json::json!({"name": b.name, "about": b.about}))
+                    .collect();
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({"system": s.name, "about": s.about, "bugs": bugs})
+                )?;
             } else {
                 writeln!(out, "system={} about={:?}", s.name, s.about)?;
                 for b in s.bugs {
@@ -197,7 +216,8 @@ impl Cli {
     fn options(&self, spec: &SystemSpec, common: &Common) -> Result<RunOptions, CliError> {
         let mut opts = spec.options(common.bug.as_deref())?;
         opts.pinned = common.pinned;
-        opts.config.strategy = Strategy::parse(&common.strategy).ok_or_else(|| CliError::BadStrategy(common.strategy.clone()))?;
+        opts.config.strategy = Strategy::parse(&common.strategy)
+            .ok_or_else(|| CliError::BadStrategy(common.strategy.clone()))?;
         Ok(opts)
     }
 
@@ -220,10 +240,18 @@ impl Cli {
         let opts = self.options(spec, &args.common)?;
         let (input, input_flag) = match (&args.seed, &args.input) {
             (Some(seed), _) => (Input::Seed(*seed), format!("--seed {seed}")),
-            (None, Some(path)) => (Input::Bytes(read_file(path)?), format!("--input {}", path.display())),
+            (None, Some(path)) => (
+                Input::Bytes(read_file(path)?),
+                format!("--input {}", path.display()),
+            ),
             (None, None) => unreachable!("clap requires --seed or --input"),
         };
-        let replay = format!("{} run --system {}{} {input_flag}", self.replay_prefix, spec.name, Self::flags(&args.common));
+        let replay = format!(
+            "{} run --system {}{} {input_flag}",
+            self.replay_prefix,
+            spec.name,
+            Self::flags(&args.common)
+        );
         // The replay line goes out first, so it survives a crash or a kill of this process.
         if !args.common.json {
             writeln!(out, "replay={replay}")?;
@@ -233,7 +261,11 @@ impl Cli {
         record_opts.config.recording = crate::trace::Recording::Full;
         let (report, bytes) = (spec.build)(&record_opts).run_recorded(&input);
         if let Some(path) = &args.save_input {
-            std::fs::write(path, &bytes).map_err(|source| CliError::File { action: "write", path: path.clone(), source })?;
+            std::fs::write(path, &bytes).map_err(|source| CliError::File {
+                action: "write",
+                path: path.clone(),
+                source,
+            })?;
         }
         let outcome = &report.outcome;
         let failed = outcome.class.is_failure();
@@ -254,7 +286,11 @@ impl Cli {
                 input: input_identity(&input),
                 trace: (failed || args.trace).then(|| report.history.events()),
             };
-            writeln!(out, "{}", serde_json::to_string(&json).expect("outcome serialises"))?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&json).expect("outcome serialises")
+            )?;
         } else {
             if failed || args.trace {
                 write!(out, "{}", render_lines(report.history.events()))?;
@@ -274,25 +310,39 @@ impl Cli {
     fn sweep(&self, args: &SweepArgs, out: &mut dyn Write) -> Result<i32, CliError> {
         let seeds = parse_seeds(&args.seeds)?;
         let targets: Vec<(&SystemSpec, Option<String>)> = match (&args.system, args.all) {
-            (Some(name), false) => vec![(system::find(&self.systems, name)?, args.common.bug.clone())],
+            (Some(name), false) => {
+                vec![(system::find(&self.systems, name)?, args.common.bug.clone())]
+            }
             (None, true) => self
                 .systems
                 .iter()
-                .flat_map(|s| std::iter::once((s, None)).chain(s.bugs.iter().map(move |b| (s, Some(b.name.to_string())))))
+                .flat_map(|s| {
+                    std::iter::once((s, None))
+                        .chain(s.bugs.iter().map(move |b| (s, Some(b.name.to_string()))))
+                })
                 .collect(),
             _ => return Err(CliError::SweepTarget),
         };
         let mut any_failure = false;
         for (spec, bug) in targets {
-            let common = Common { bug, ..args.common.clone() };
+            let common = Common {
+                bug,
+                ..args.common.clone()
+            };
             let opts = self.options(spec, &common)?;
             let bar = ProgressBar::new(seeds.end - seeds.start);
             bar.set_style(
-                ProgressStyle::with_template("{msg:30} [{bar:30}] {pos}/{len} seeds, {per_sec}, failures shown below")
-                    .expect("valid template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{msg:30} [{bar:30}] {pos}/{len} seeds, {per_sec}, failures shown below",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
             );
-            bar.set_message(format!("{} {}", spec.name, common.bug.as_deref().unwrap_or("(correct)")));
+            bar.set_message(format!(
+                "{} {}",
+                spec.name,
+                common.bug.as_deref().unwrap_or("(correct)")
+            ));
             let started = std::time::Instant::now();
             let mut failures = 0u64;
             let mut first_failure: Option<(u64, Outcome)> = None;
@@ -317,7 +367,9 @@ impl Cli {
             let elapsed = started.elapsed().as_secs_f64().max(1e-9);
             let runs = seeds.end - seeds.start;
             any_failure |= failures > 0;
-            let first_seed = first_failure.as_ref().map_or("none".to_string(), |(s, _)| s.to_string());
+            let first_seed = first_failure
+                .as_ref()
+                .map_or("none".to_string(), |(s, _)| s.to_string());
             let runs_per_sec = runs as f64 / elapsed;
             let bug_name = common.bug.as_deref().unwrap_or("none");
             if args.common.json {
@@ -329,7 +381,11 @@ impl Cli {
                 });
                 writeln!(out, "{json}")?;
             } else {
-                let prefix = if args.all { format!("system={} bug={bug_name} ", spec.name) } else { String::new() };
+                let prefix = if args.all {
+                    format!("system={} bug={bug_name} ", spec.name)
+                } else {
+                    String::new()
+                };
                 writeln!(
                     out,
                     "{prefix}seeds={runs} failures={failures} first_failure_seed={first_seed} runs_per_sec={:.0}",
@@ -342,7 +398,11 @@ impl Cli {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
-    std::fs::read(path).map_err(|source| CliError::File { action: "read", path: path.to_path_buf(), source })
+    std::fs::read(path).map_err(|source| CliError::File {
+        action: "read",
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn input_identity(input: &Input) -> String {
@@ -356,7 +416,10 @@ fn input_identity(input: &Input) -> String {
 pub fn parse_seeds(text: &str) -> Result<std::ops::Range<u64>, CliError> {
     let bad = || CliError::BadSeeds(text.to_string());
     let (a, b) = text.split_once("..").ok_or_else(bad)?;
-    let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    let (a, b): (u64, u64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
     if a >= b {
         return Err(bad());
     }

@@ -63,14 +63,17 @@ impl Addr {
     /// # Panics
     /// If no node has that name (a scenario bug). Must be called from within a simulation.
     pub fn named(name: &str, port: u16) -> Addr {
-        let node = crate::node::lookup(name).unwrap_or_else(|| panic!("no node named {name:?} in this simulation"));
+        let node = crate::node::lookup(name)
+            .unwrap_or_else(|| panic!("no node named {name:?} in this simulation"));
         Addr { node, port }
     }
 }
 
 impl Debug for Addr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = world::try_with(crate::world::current_epoch(), |w| w.nodes.name(self.node.0).to_string());
+        let name = world::try_with(crate::world::current_epoch(), |w| {
+            w.nodes.name(self.node.0).to_string()
+        });
         match name {
             Some(n) => write!(f, "{n}:{}", self.port),
             None => write!(f, "node{}:{}", self.node.0, self.port),
@@ -89,7 +92,10 @@ pub struct NetConfig {
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig { latency_ms_min: 1, latency_ms_max: 10 }
+        NetConfig {
+            latency_ms_min: 1,
+            latency_ms_max: 10,
+        }
     }
 }
 
@@ -137,12 +143,21 @@ pub(crate) struct Network {
 
 impl Network {
     pub fn new(config: NetConfig) -> Self {
-        Network { config, mailboxes: BTreeMap::new(), next_msg: 0, next_bind: 0 }
+        Network {
+            config,
+            mailboxes: BTreeMap::new(),
+            next_msg: 0,
+            next_bind: 0,
+        }
     }
 
     /// Unbinds every port of `node` (it crashed); queued messages are lost with it.
     pub fn unbind_node(&mut self, node: u32) -> usize {
-        let ports: Vec<_> = self.mailboxes.range((node, 0)..=(node, u16::MAX)).map(|(k, _)| *k).collect();
+        let ports: Vec<_> = self
+            .mailboxes
+            .range((node, 0)..=(node, u16::MAX))
+            .map(|(k, _)| *k)
+            .collect();
         let mut lost = 0;
         for key in ports {
             lost += self.mailboxes.remove(&key).map_or(0, |m| m.queue.len());
@@ -162,17 +177,32 @@ pub(crate) fn deliver(w: &mut world::World, packet: Packet) {
     let up = w.nodes.is_up(to.node.0);
     let bound = up && w.net.mailboxes.contains_key(&(to.node.0, to.port));
     let route = if w.history.is_recording() {
-        format!("#{} {} -> {}", packet.id, addr_text(w, packet.from), addr_text(w, to))
+        format!(
+            "#{} {} -> {}",
+            packet.id,
+            addr_text(w, packet.from),
+            addr_text(w, to)
+        )
     } else {
         String::new()
     };
     if !bound {
-        let reason = if up { "no socket bound on port" } else { "destination node is down" };
-        w.record(Some(to.node.0), EventKind::Drop { msg: packet.id }, || format!("{route}: {reason}"));
+        let reason = if up {
+            "no socket bound on port"
+        } else {
+            "destination node is down"
+        };
+        w.record(Some(to.node.0), EventKind::Drop { msg: packet.id }, || {
+            format!("{route}: {reason}")
+        });
         return;
     }
     let id = packet.id;
-    let mb = w.net.mailboxes.get_mut(&(to.node.0, to.port)).expect("checked above");
+    let mb = w
+        .net
+        .mailboxes
+        .get_mut(&(to.node.0, to.port))
+        .expect("checked above");
     mb.queue.push_back((packet.from, packet.payload));
     if let Some(waker) = mb.waiter.take() {
         waker.wake();
@@ -192,7 +222,9 @@ impl<M: Message> Socket<M> {
     /// Binds `port` on the current task's node. Must be called from a task in a simulation.
     pub fn bind(port: u16) -> Result<Socket<M>, NetError> {
         with(|w| {
-            let node = w.current_node().expect("Socket::bind must be called from a task");
+            let node = w
+                .current_node()
+                .expect("Socket::bind must be called from a task");
             let key = (node, port);
             if w.net.mailboxes.contains_key(&key) {
                 return Err(NetError::AddrInUse(port));
@@ -209,7 +241,15 @@ impl<M: Message> Socket<M> {
                     waiter: None,
                 },
             );
-            Ok(Socket { addr: Addr { node: NodeId(node), port }, bind_id, epoch: w.epoch, _message: PhantomData })
+            Ok(Socket {
+                addr: Addr {
+                    node: NodeId(node),
+                    port,
+                },
+                bind_id,
+                epoch: w.epoch,
+                _message: PhantomData,
+            })
         })
     }
 
@@ -232,12 +272,33 @@ impl<M: Message> Socket<M> {
             let id = w.net.next_msg;
             let digest = stable_hash(&msg);
             let detail = if w.history.is_recording() {
-                format!("#{id} {} -> {} +{latency_ms}ms {msg:?}", addr_text(w, from), addr_text(w, to))
+                format!(
+                    "#{id} {} -> {} +{latency_ms}ms {msg:?}",
+                    addr_text(w, from),
+                    addr_text(w, to)
+                )
             } else {
                 String::new()
             };
-            w.record(Some(from.node.0), EventKind::Send { msg: id, to: to.node.0, deliver_at_ns, digest }, || detail);
-            w.clock.schedule(deliver_at_ns, Pending::Deliver(Packet { id, from, to, payload: Box::new(msg) }));
+            w.record(
+                Some(from.node.0),
+                EventKind::Send {
+                    msg: id,
+                    to: to.node.0,
+                    deliver_at_ns,
+                    digest,
+                },
+                || detail,
+            );
+            w.clock.schedule(
+                deliver_at_ns,
+                Pending::Deliver(Packet {
+                    id,
+                    from,
+                    to,
+                    payload: Box::new(msg),
+                }),
+            );
         })
     }
 
@@ -249,7 +310,10 @@ impl<M: Message> Socket<M> {
     /// A message if one is queued, without waiting.
     pub fn try_recv(&self) -> Option<(Addr, M)> {
         with(|w| {
-            let mb = w.net.mailboxes.get_mut(&(self.addr.node.0, self.addr.port))?;
+            let mb = w
+                .net
+                .mailboxes
+                .get_mut(&(self.addr.node.0, self.addr.port))?;
             if mb.bind_id != self.bind_id {
                 return None;
             }
@@ -304,7 +368,11 @@ impl<M> Drop for Socket<M> {
         let key = (self.addr.node.0, self.addr.port);
         let bind_id = self.bind_id;
         world::try_with(self.epoch, |w| {
-            if w.net.mailboxes.get(&key).is_some_and(|m| m.bind_id == bind_id) {
+            if w.net
+                .mailboxes
+                .get(&key)
+                .is_some_and(|m| m.bind_id == bind_id)
+            {
                 w.net.mailboxes.remove(&key);
             }
         });

@@ -122,7 +122,10 @@ impl Nodes {
         self.list.get(id as usize).is_some_and(|n| n.up)
     }
     pub fn find(&self, name: &str) -> Option<u32> {
-        self.list.iter().position(|n| &*n.name == name).map(|i| i as u32)
+        self.list
+            .iter()
+            .position(|n| &*n.name == name)
+            .map(|i| i as u32)
     }
 }
 
@@ -161,10 +164,16 @@ pub(crate) fn start(id: u32) {
         let n = &mut w.nodes.list[id as usize];
         debug_assert!(!n.up, "starting node {} which is up", n.name);
         n.up = true;
-        let ctx = NodeCtx { id: NodeId(id), name: n.name.clone(), incarnation: n.incarnation };
+        let ctx = NodeCtx {
+            id: NodeId(id),
+            name: n.name.clone(),
+            incarnation: n.incarnation,
+        };
         let factory = n.factory.clone();
         let incarnation = n.incarnation;
-        w.record(Some(id), EventKind::Start { incarnation }, || format!("incarnation {incarnation}"));
+        w.record(Some(id), EventKind::Start { incarnation }, || {
+            format!("incarnation {incarnation}")
+        });
         (ctx, factory)
     });
     // The factory runs outside the world borrow: it may bind sockets or read the clock.
@@ -178,7 +187,10 @@ pub(crate) fn start(id: u32) {
 /// at its next await.
 pub fn crash(name: &str) -> Result<(), LifecycleError> {
     let victims = with(|w| {
-        let id = w.nodes.find(name).ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
+        let id = w
+            .nodes
+            .find(name)
+            .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
         if !w.nodes.is_up(id) {
             return Err(LifecycleError::AlreadyDown(name.to_string()));
         }
@@ -187,7 +199,9 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
         let lost = w.net.unbind_node(id);
         let tasks = w.exec.tasks_of(id);
         let n = tasks.len();
-        w.record(Some(id), EventKind::Crash, || format!("{n} tasks dropped, {lost} queued messages lost"));
+        w.record(Some(id), EventKind::Crash, || {
+            format!("{n} tasks dropped, {lost} queued messages lost")
+        });
         let current = w.exec.current;
         let futures: Vec<BoxFuture> = tasks
             .into_iter()
@@ -196,7 +210,7 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
             .collect();
         // The running task (if it crashed its own node) is dropped when its poll returns.
         if let Some(t) = current.filter(|&t| w.exec.node_of(t) == id) {
-            w.exec.tasks[t as usize] = None;
+            w.exec.retire(t);
         }
         Ok(futures)
     })?;
@@ -208,7 +222,10 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
 /// Restarts a crashed node with the same durable state. Must be called within a simulation.
 pub fn restart(name: &str) -> Result<(), LifecycleError> {
     let id = with(|w| {
-        let id = w.nodes.find(name).ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
+        let id = w
+            .nodes
+            .find(name)
+            .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
         if w.nodes.is_up(id) {
             return Err(LifecycleError::AlreadyUp(name.to_string()));
         }

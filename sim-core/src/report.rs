@@ -34,7 +34,10 @@ impl Class {
 
     /// True for classes that mean the system under test is wrong.
     pub fn is_failure(self) -> bool {
-        matches!(self, Class::Correctness | Class::Panic | Class::Deadlock | Class::Liveness | Class::Diverged)
+        matches!(
+            self,
+            Class::Correctness | Class::Panic | Class::Deadlock | Class::Liveness | Class::Diverged
+        )
     }
 
     /// The lower-case name used on command lines and in files.

@@ -32,7 +32,9 @@ use crate::choice::{Choices, Source};
 use crate::world::{self, with};
 
 #[cfg(not(target_pointer_width = "64"))]
-compile_error!("sim-core packs (epoch, task id) into a waker's data word and needs 64-bit pointers");
+compile_error!(
+    "sim-core packs (epoch, task id) into a waker's data word and needs 64-bit pointers"
+);
 
 /// A task's id: its position in spawn order within the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,28 +56,47 @@ pub(crate) struct Executor {
     pub ready: Vec<u32>,
     pub current: Option<u32>,
     pub last_run: Option<u32>,
+    /// How many tasks have ended (finished or dropped): the harness re-checks whether the
+    /// workload is done only when this moves.
+    pub ended: u64,
     wake_counter: u64,
 }
 
 impl Executor {
     pub fn new() -> Self {
-        Executor { tasks: Vec::new(), ready: Vec::new(), current: None, last_run: None, wake_counter: 0 }
+        Executor {
+            tasks: Vec::new(),
+            ready: Vec::new(),
+            current: None,
+            last_run: None,
+            ended: 0,
+            wake_counter: 0,
+        }
     }
 
     pub fn node_of(&self, task: u32) -> u32 {
-        self.tasks[task as usize].as_ref().map_or(u32::MAX, |t| t.node)
+        self.tasks[task as usize]
+            .as_ref()
+            .map_or(u32::MAX, |t| t.node)
     }
 
     pub fn spawn(&mut self, node: u32, future: BoxFuture) -> u32 {
         let id = u32::try_from(self.tasks.len()).expect("more than 2^32 tasks in one run");
-        self.tasks.push(Some(Task { node, future: Some(future), queued: false, wake_seq: 0 }));
+        self.tasks.push(Some(Task {
+            node,
+            future: Some(future),
+            queued: false,
+            wake_seq: 0,
+        }));
         self.make_ready(id);
         id
     }
 
     /// Marks `task` ready (idempotent; ignores finished tasks).
     pub fn make_ready(&mut self, task: u32) {
-        let Some(Some(t)) = self.tasks.get_mut(task as usize) else { return };
+        let Some(Some(t)) = self.tasks.get_mut(task as usize) else {
+            return;
+        };
         if t.queued {
             return;
         }
@@ -110,10 +131,20 @@ impl Executor {
         (id, future)
     }
 
+    /// Marks a task that finished (its future is with the caller) as gone.
+    pub fn retire(&mut self, task: u32) {
+        if let Some(slot) = self.tasks.get_mut(task as usize) {
+            if slot.take().is_some() {
+                self.ended += 1;
+            }
+        }
+    }
+
     /// Removes a task for good, returning its future (to drop outside the world borrow).
     pub fn remove(&mut self, task: u32) -> Option<BoxFuture> {
         let slot = self.tasks.get_mut(task as usize)?;
         let t = slot.take()?;
+        self.ended += 1;
         if t.queued {
             if let Ok(pos) = self.ready.binary_search(&task) {
                 self.ready.remove(pos);
@@ -153,7 +184,9 @@ impl ReadyView<'_> {
     }
     /// When `task` was last woken (a run-wide counter).
     pub fn wake_seq(&self, task: u32) -> u64 {
-        self.exec.tasks[task as usize].as_ref().map_or(0, |t| t.wake_seq)
+        self.exec.tasks[task as usize]
+            .as_ref()
+            .map_or(0, |t| t.wake_seq)
     }
     /// Index of the first ready id after the task polled last: where round robin resumes.
     pub fn round_robin_start(&self) -> usize {
@@ -220,7 +253,9 @@ struct Fifo;
 impl Scheduler for Fifo {
     fn pick(&mut self, ready: &ReadyView<'_>, _source: &mut dyn Source) -> usize {
         let ids = ready.ids();
-        (0..ids.len()).min_by_key(|&i| ready.wake_seq(ids[i])).expect("ready set is non-empty")
+        (0..ids.len())
+            .min_by_key(|&i| ready.wake_seq(ids[i]))
+            .expect("ready set is non-empty")
     }
 }
 
@@ -251,7 +286,12 @@ impl Scheduler for Pct {
         // Highest priority wins; equal priorities go round robin from the last task run.
         let best = (0..ids.len())
             .map(|k| (start + k) % ids.len())
-            .max_by_key(|&i| (self.priority.get(ids[i] as usize).copied().unwrap_or(0), usize::MAX - ((i + ids.len() - start) % ids.len())))
+            .max_by_key(|&i| {
+                (
+                    self.priority.get(ids[i] as usize).copied().unwrap_or(0),
+                    usize::MAX - ((i + ids.len() - start) % ids.len()),
+                )
+            })
             .expect("ready set is non-empty");
         if self.steps_to_change > 0 {
             self.steps_to_change -= 1;
@@ -410,7 +450,8 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let node = with(|w| w.current_node()).expect("spawn must be called from a task inside a simulation");
+    let node =
+        with(|w| w.current_node()).expect("spawn must be called from a task inside a simulation");
     spawn_on(node, future)
 }
 
@@ -419,15 +460,30 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let slot = Rc::new(RefCell::new(JoinSlot { output: None, done: false, waiter: None }));
-    let tracked = Tracked { future, slot: slot.clone() };
+    let slot = Rc::new(RefCell::new(JoinSlot {
+        output: None,
+        done: false,
+        waiter: None,
+    }));
+    let tracked = Tracked {
+        future,
+        slot: slot.clone(),
+    };
     let (task, epoch) = with(|w| {
         let id = w.exec.spawn(node, Box::pin(tracked));
         w.sched.on_spawn(id, &mut *w.source);
-        w.record(Some(node), crate::trace::EventKind::Spawn { task: id }, || format!("task {id}"));
+        w.record(
+            Some(node),
+            crate::trace::EventKind::Spawn { task: id },
+            || format!("task {id}"),
+        );
         (id, w.epoch)
     });
-    JoinHandle { slot, task: TaskId(task), epoch }
+    JoinHandle {
+        slot,
+        task: TaskId(task),
+        epoch,
+    }
 }
 
 /// Lets every other ready task have a turn (as the scheduler decides) before continuing.

@@ -117,7 +117,13 @@ pub struct Report {
 impl Sim {
     /// An empty scenario.
     pub fn new(config: Config) -> Self {
-        Sim { config, nodes: Vec::new(), invariants: Vec::new(), eventually: Vec::new(), setups: Vec::new() }
+        Sim {
+            config,
+            nodes: Vec::new(),
+            invariants: Vec::new(),
+            eventually: Vec::new(),
+            setups: Vec::new(),
+        }
     }
 
     /// The configuration this run will use.
@@ -172,8 +178,17 @@ impl Sim {
 
     /// A liveness property: once the workload is done, it must hold within `within` of
     /// virtual time.
-    pub fn eventually(&mut self, name: &str, within: Duration, check: impl FnMut() -> bool + 'static) {
-        self.eventually.push(Eventually { name: name.to_string(), within_ns: duration_ns(within), check: Box::new(check) });
+    pub fn eventually(
+        &mut self,
+        name: &str,
+        within: Duration,
+        check: impl FnMut() -> bool + 'static,
+    ) {
+        self.eventually.push(Eventually {
+            name: name.to_string(),
+            within_ns: duration_ns(within),
+            check: Box::new(check),
+        });
     }
 
     /// Runs `setup` with the run's source before any node starts: the first draws of a run
@@ -203,7 +218,10 @@ impl Sim {
     /// the choice sequence a shrinker works on.
     pub fn run_logged(self, input: &Input) -> (Report, Vec<Draw>) {
         let log = Rc::new(RefCell::new(Vec::new()));
-        let source = SharedRecorder { inner: input.source(), log: log.clone() };
+        let source = SharedRecorder {
+            inner: input.source(),
+            log: log.clone(),
+        };
         let report = self.run(Box::new(source));
         let draws = log.take();
         (report, draws)
@@ -214,7 +232,13 @@ impl Sim {
         install_panic_hook();
         let epoch = world::next_epoch();
         rt::set_wake_epoch(epoch);
-        let Sim { config, nodes, mut invariants, mut eventually, setups } = self;
+        let Sim {
+            config,
+            nodes,
+            mut invariants,
+            mut eventually,
+            setups,
+        } = self;
         let node_count = nodes.len();
         world::install(World {
             epoch,
@@ -229,12 +253,24 @@ impl Sim {
         });
         IN_SIM.with(|f| f.set(true));
         let outcome = {
-            let mut driver = Driver { config: &config, invariants: &mut invariants, eventually: &mut eventually };
-            driver.start(setups, node_count).unwrap_or_else(|| driver.drive())
+            let mut driver = Driver {
+                config: &config,
+                invariants: &mut invariants,
+                eventually: &mut eventually,
+            };
+            driver
+                .start(setups, node_count)
+                .unwrap_or_else(|| driver.drive())
         };
         // Tear down: drop every task outside the world borrow (their drops may touch it), then
         // remove the world. Nothing of the run survives: memory is flat across runs.
-        let leftovers: Vec<_> = with(|w| w.exec.tasks.iter_mut().filter_map(|t| t.take()?.future).collect());
+        let leftovers: Vec<_> = with(|w| {
+            w.exec
+                .tasks
+                .iter_mut()
+                .filter_map(|t| t.take()?.future)
+                .collect()
+        });
         drop(leftovers);
         IN_SIM.with(|f| f.set(false));
         let world = world::uninstall().expect("world installed for the run");
@@ -248,11 +284,23 @@ impl Sim {
             history_hash: world.history.hash(),
             input_exhausted: world.source.is_exhausted(),
         };
-        Report { outcome, history: world.history }
+        Report {
+            outcome,
+            history: world.history,
+        }
     }
 }
 
 type Ending = (Class, Option<String>, String);
+
+/// The driver's next move, decided under one borrow of the world.
+enum Next {
+    Fired,
+    Poll(u32, rt::BoxFuture, u32),
+    OutOfSteps,
+    OutOfTime,
+    Idle,
+}
 
 struct Driver<'a> {
     config: &'a Config,
@@ -264,16 +312,29 @@ impl Driver<'_> {
     fn start(&mut self, setups: Vec<Setup>, node_count: usize) -> Option<Ending> {
         for setup in setups {
             // The source is taken out so setup code may itself call into the world.
-            let mut source = with(|w| std::mem::replace(&mut w.source, Box::new(crate::choice::Bytes::new(Vec::new()))));
+            let mut source = with(|w| {
+                std::mem::replace(
+                    &mut w.source,
+                    Box::new(crate::choice::Bytes::new(Vec::new())),
+                )
+            });
             let result = panic::catch_unwind(AssertUnwindSafe(|| setup(&mut *source)));
             with(|w| w.source = source);
             if let Err(payload) = result {
-                return Some((Class::Panic, None, format!("setup panicked: {}", panic_message(&payload))));
+                return Some((
+                    Class::Panic,
+                    None,
+                    format!("setup panicked: {}", panic_message(&payload)),
+                ));
             }
         }
         for id in 0..node_count as u32 {
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| node::start(id))) {
-                return Some((Class::Panic, None, format!("node factory panicked: {}", panic_message(&payload))));
+                return Some((
+                    Class::Panic,
+                    None,
+                    format!("node factory panicked: {}", panic_message(&payload)),
+                ));
             }
         }
         None
@@ -281,43 +342,80 @@ impl Driver<'_> {
 
     fn drive(&mut self) -> Ending {
         let budget_time_ns = duration_ns(self.config.budget_time);
+        let budget_steps = self.config.budget_steps;
         let mut due = Vec::new();
-        let mut liveness_deadline_ns: Option<u64> = None;
+        let mut liveness_start_ns: Option<u64> = None;
+        // Whether the workload is done changes only when a task ends: check it then.
+        let mut ended_seen = u64::MAX;
         loop {
             if let Some(end) = self.check_safety() {
                 return end;
             }
-            if let Some(end) = self.check_done(&mut liveness_deadline_ns) {
-                return end;
-            }
-            let (steps, now, next_due, has_ready) = with(|w| {
+            // One borrow of the world decides the next move: fire what is due now, else poll
+            // a ready task, else jump the clock to the next deadline.
+            let (next, ended) = with(|w| {
+                let ended = w.exec.ended;
+                if w.history.len() >= budget_steps {
+                    return (Next::OutOfSteps, ended);
+                }
                 w.exec.drain_wakes();
-                let next = w.clock.next_due(is_live);
-                (w.history.len(), w.clock.now_ns, next, !w.exec.ready.is_empty())
+                let next = match w.clock.next_due(is_live) {
+                    Some(at) if at <= w.clock.now_ns => {
+                        fire_due(w, at, &mut due);
+                        Next::Fired
+                    }
+                    _ if !w.exec.ready.is_empty() => {
+                        let index = w.sched.pick(&w.exec.view(), &mut *w.source);
+                        let (task, future) = w.exec.take(index);
+                        let node = w.exec.node_of(task);
+                        w.record(Some(node), EventKind::Step { task }, || {
+                            format!("task {task}")
+                        });
+                        Next::Poll(task, future, w.epoch)
+                    }
+                    Some(at) if at > budget_time_ns => Next::OutOfTime,
+                    Some(at) => {
+                        w.clock.now_ns = at;
+                        fire_due(w, at, &mut due);
+                        Next::Fired
+                    }
+                    None => Next::Idle,
+                };
+                (next, ended)
             });
-            if steps >= self.config.budget_steps {
-                return (Class::Inconclusive, None, format!("step budget of {} events ran out", self.config.budget_steps));
+            if ended != ended_seen || liveness_start_ns.is_some() {
+                ended_seen = ended;
+                if let Some(end) = self.check_done(&mut liveness_start_ns) {
+                    return end;
+                }
             }
-            match next_due {
-                Some(at) if at <= now => with(|w| fire_due(w, at, &mut due)),
-                _ if has_ready => {
-                    if let Some(end) = self.step() {
+            match next {
+                Next::Fired => {}
+                Next::Poll(task, future, epoch) => {
+                    if let Some(end) = self.poll(task, future, epoch) {
                         return end;
                     }
                 }
-                Some(at) => {
-                    if at > budget_time_ns {
-                        return self.out_of_time();
-                    }
-                    with(|w| {
-                        w.clock.now_ns = at;
-                        fire_due(w, at, &mut due);
-                    });
+                Next::OutOfSteps => {
+                    return (
+                        Class::Inconclusive,
+                        None,
+                        format!("step budget of {budget_steps} events ran out"),
+                    );
                 }
-                None => {
+                Next::OutOfTime => return self.out_of_time(),
+                Next::Idle => {
                     return if clients_done() {
-                        match self.eventually.iter_mut().find_map(|e| (!(e.check)()).then(|| e.name.clone())) {
-                            Some(name) => (Class::Liveness, Some(name), "nothing left to run and the property does not hold".into()),
+                        match self
+                            .eventually
+                            .iter_mut()
+                            .find_map(|e| (!(e.check)()).then(|| e.name.clone()))
+                        {
+                            Some(name) => (
+                                Class::Liveness,
+                                Some(name),
+                                "nothing left to run and the property does not hold".into(),
+                            ),
                             None => (Class::Pass, None, String::new()),
                         }
                     } else {
@@ -331,21 +429,21 @@ impl Driver<'_> {
     fn out_of_time(&mut self) -> Ending {
         let has_clients = with(|w| w.nodes.list.iter().any(|n| n.client));
         if has_clients {
-            (Class::Inconclusive, None, format!("time budget of {:?} ran out before the workload finished", self.config.budget_time))
+            (
+                Class::Inconclusive,
+                None,
+                format!(
+                    "time budget of {:?} ran out before the workload finished",
+                    self.config.budget_time
+                ),
+            )
         } else {
             (Class::Pass, None, String::new())
         }
     }
 
-    /// Polls one ready task, chosen by the scheduler.
-    fn step(&mut self) -> Option<Ending> {
-        let (task, mut future, epoch) = with(|w| {
-            let index = w.sched.pick(&w.exec.view(), &mut *w.source);
-            let (task, future) = w.exec.take(index);
-            let node = w.exec.node_of(task);
-            w.record(Some(node), EventKind::Step { task }, || format!("task {task}"));
-            (task, future, w.epoch)
-        });
+    /// Polls a task the scheduler picked, then puts it back or retires it.
+    fn poll(&mut self, task: u32, mut future: rt::BoxFuture, epoch: u32) -> Option<Ending> {
         let waker = rt::waker_for(epoch, task);
         let mut cx = Context::from_waker(&waker);
         let polled = panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
@@ -363,8 +461,10 @@ impl Driver<'_> {
                 },
                 _ => {
                     let node = w.exec.node_of(task);
-                    w.exec.tasks[task as usize] = None;
-                    w.record(Some(node), EventKind::TaskDone { task }, || format!("task {task}"));
+                    w.exec.retire(task);
+                    w.record(Some(node), EventKind::TaskDone { task }, || {
+                        format!("task {task}")
+                    });
                     Some(future)
                 }
             }
@@ -377,6 +477,9 @@ impl Driver<'_> {
     }
 
     fn check_safety(&mut self) -> Option<Ending> {
+        if self.invariants.is_empty() {
+            return None;
+        }
         for (name, check) in self.invariants.iter_mut() {
             let result = panic::catch_unwind(AssertUnwindSafe(&mut *check));
             let message = match result {
@@ -385,7 +488,11 @@ impl Driver<'_> {
                 Err(payload) => format!("the check itself panicked: {}", panic_message(&payload)),
             };
             let digest = stable_hash(name.as_str());
-            with(|w| w.record(None, EventKind::CheckFailed { digest }, || format!("{name}: {message}")));
+            with(|w| {
+                w.record(None, EventKind::CheckFailed { digest }, || {
+                    format!("{name}: {message}")
+                })
+            });
             return Some((Class::Correctness, Some(name.clone()), message));
         }
         None
@@ -405,7 +512,14 @@ impl Driver<'_> {
             if !(e.check)() {
                 all = false;
                 if now > start + e.within_ns {
-                    return Some((Class::Liveness, Some(e.name.clone()), format!("did not hold within {:?} after the workload finished", Duration::from_nanos(e.within_ns))));
+                    return Some((
+                        Class::Liveness,
+                        Some(e.name.clone()),
+                        format!(
+                            "did not hold within {:?} after the workload finished",
+                            Duration::from_nanos(e.within_ns)
+                        ),
+                    ));
                 }
             }
         }
@@ -432,9 +546,11 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Pending>) {
                 if let Some(waker) = w.clock.fire(key) {
                     let task = waker_task(&waker);
                     let node = w.exec.node_of(task);
-                    w.record(Some(node).filter(|&n| n != u32::MAX), EventKind::Timer { timer: key.slot }, || {
-                        format!("timer {} wakes task {task}", key.slot)
-                    });
+                    w.record(
+                        Some(node).filter(|&n| n != u32::MAX),
+                        EventKind::Timer { timer: key.slot },
+                        || format!("timer {} wakes task {task}", key.slot),
+                    );
                     waker.wake();
                 }
             }
@@ -454,10 +570,14 @@ fn waker_task(waker: &Waker) -> u32 {
 
 fn clients_done() -> bool {
     with(|w| {
-        w.nodes.list.iter().filter(|n| n.client).all(|n| match n.main_task {
-            Some(t) => w.exec.tasks.get(t as usize).is_none_or(Option::is_none),
-            None => false,
-        })
+        w.nodes
+            .list
+            .iter()
+            .filter(|n| n.client)
+            .all(|n| match n.main_task {
+                Some(t) => w.exec.tasks.get(t as usize).is_none_or(Option::is_none),
+                None => false,
+            })
     })
 }
 
@@ -478,7 +598,9 @@ pub fn op_start(op: &(impl Debug + Hash)) -> OpId {
         let id = w.next_op;
         w.next_op += 1;
         let node = w.current_node();
-        w.record(node, EventKind::OpStart { op: id, digest }, || format!("op {id}: {op:?}"));
+        w.record(node, EventKind::OpStart { op: id, digest }, || {
+            format!("op {id}: {op:?}")
+        });
         OpId(id)
     })
 }
@@ -488,7 +610,9 @@ pub fn op_result(op: OpId, result: &(impl Debug + Hash)) {
     let digest = stable_hash(result);
     with(|w| {
         let node = w.current_node();
-        w.record(node, EventKind::OpResult { op: op.0, digest }, || format!("op {}: {result:?}", op.0));
+        w.record(node, EventKind::OpResult { op: op.0, digest }, || {
+            format!("op {}: {result:?}", op.0)
+        });
     })
 }
 
@@ -506,7 +630,9 @@ pub fn note(text: &str) {
 /// Returns the seeds that ran.
 pub fn for_each_seed(seeds: std::ops::Range<u64>, mut body: impl FnMut(u64)) -> Vec<u64> {
     let only = std::env::var("DST_SEED").ok().map(|v| {
-        v.trim().parse::<u64>().unwrap_or_else(|_| panic!("DST_SEED={v:?} is not a u64 seed; set it to a number like DST_SEED=17"))
+        v.trim().parse::<u64>().unwrap_or_else(|_| {
+            panic!("DST_SEED={v:?} is not a u64 seed; set it to a number like DST_SEED=17")
+        })
     });
     let list: Vec<u64> = match only {
         Some(seed) => vec![seed],
@@ -528,13 +654,19 @@ impl Source for SharedRecorder {
     fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
         let value = self.inner.draw(label, bound);
         if bound > 1 {
-            self.log.borrow_mut().push(Draw { label: label.to_string(), value: DrawValue::Int { bound, value } });
+            self.log.borrow_mut().push(Draw {
+                label: label.to_string(),
+                value: DrawValue::Int { bound, value },
+            });
         }
         value
     }
     fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
         self.inner.fill(label, buf);
-        self.log.borrow_mut().push(Draw { label: label.to_string(), value: DrawValue::Raw(buf.to_vec()) });
+        self.log.borrow_mut().push(Draw {
+            label: label.to_string(),
+            value: DrawValue::Raw(buf.to_vec()),
+        });
     }
     fn is_exhausted(&self) -> bool {
         self.inner.is_exhausted()
@@ -554,7 +686,9 @@ fn install_panic_hook() {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             if IN_SIM.with(Cell::get) {
-                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                let at = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()));
                 PANIC_AT.with(|p| *p.borrow_mut() = at);
             } else {
                 previous(info);

@@ -90,15 +90,28 @@ impl SystemSpec {
     pub fn options(&self, bug: Option<&str>) -> Result<RunOptions, SpecError> {
         let bug = match bug {
             None => None,
-            Some(name) => Some(self.bugs.iter().find(|b| b.name == name).map(|b| b.name).ok_or_else(|| {
-                SpecError::UnknownBug {
-                    system: self.name.to_string(),
-                    bug: name.to_string(),
-                    known: self.bugs.iter().map(|b| b.name).collect::<Vec<_>>().join(", "),
-                }
-            })?),
+            Some(name) => Some(
+                self.bugs
+                    .iter()
+                    .find(|b| b.name == name)
+                    .map(|b| b.name)
+                    .ok_or_else(|| SpecError::UnknownBug {
+                        system: self.name.to_string(),
+                        bug: name.to_string(),
+                        known: self
+                            .bugs
+                            .iter()
+                            .map(|b| b.name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })?,
+            ),
         };
-        Ok(RunOptions { bug, pinned: false, config: Config::default() })
+        Ok(RunOptions {
+            bug,
+            pinned: false,
+            config: Config::default(),
+        })
     }
 
     /// Builds and runs one scenario.
@@ -116,8 +129,15 @@ impl SystemSpec {
 
 /// Finds `name` among `systems`.
 pub fn find<'a>(systems: &'a [SystemSpec], name: &str) -> Result<&'a SystemSpec, SpecError> {
-    systems.iter().find(|s| s.name == name).ok_or_else(|| SpecError::UnknownSystem {
-        name: name.to_string(),
-        known: systems.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-    })
+    systems
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| SpecError::UnknownSystem {
+            name: name.to_string(),
+            known: systems
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }

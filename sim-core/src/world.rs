@@ -68,7 +68,9 @@ thread_local! {
 pub(crate) fn with<R>(f: impl FnOnce(&mut World) -> R) -> R {
     WORLD.with(|cell| {
         let mut guard = cell.borrow_mut();
-        let world = guard.as_mut().expect("must be called from within a simulation (sim_core::sim::Sim::run)");
+        let world = guard
+            .as_mut()
+            .expect("must be called from within a simulation (sim_core::sim::Sim::run)");
         f(world)
     })
 }
@@ -106,7 +108,10 @@ pub(crate) fn next_epoch() -> u32 {
 pub(crate) fn install(world: World) {
     WORLD.with(|cell| {
         let mut slot = cell.borrow_mut();
-        assert!(slot.is_none(), "a simulation is already running on this thread; runs do not nest");
+        assert!(
+            slot.is_none(),
+            "a simulation is already running on this thread; runs do not nest"
+        );
         *slot = Some(world);
     });
 }

@@ -37,7 +37,10 @@ use sim_core::time::timeout;
 pub const SPEC: SystemSpec = SystemSpec {
     name: "two-pc",
     about: "two-phase commit, coordinator + 3 participants; invariant: atomicity",
-    bugs: &[BugSpec { name: "first-vote-wins", about: "the coordinator decides on the first vote to arrive" }],
+    bugs: &[BugSpec {
+        name: "first-vote-wins",
+        about: "the coordinator decides on the first vote to arrive",
+    }],
     build,
 };
 
@@ -115,7 +118,8 @@ impl Model {
     /// The atomicity invariant.
     pub fn check_atomicity(&self) -> Result<(), String> {
         for tx in self.plans.keys() {
-            let states: Vec<Option<TxState>> = self.state.iter().map(|s| s.get(tx).copied()).collect();
+            let states: Vec<Option<TxState>> =
+                self.state.iter().map(|s| s.get(tx).copied()).collect();
             let committed = states.iter().position(|s| *s == Some(TxState::Committed));
             let aborted = states.iter().position(|s| *s == Some(TxState::Aborted));
             if let (Some(c), Some(a)) = (committed, aborted) {
@@ -126,7 +130,10 @@ impl Model {
             }
             for (i, votes) in self.votes.iter().enumerate() {
                 if votes.get(tx) == Some(&false) && states[i] == Some(TxState::Committed) {
-                    return Err(format!("tx {tx} committed at {} which voted no", PARTICIPANTS[i]));
+                    return Err(format!(
+                        "tx {tx} committed at {} which voted no",
+                        PARTICIPANTS[i]
+                    ));
                 }
             }
         }
@@ -134,7 +141,9 @@ impl Model {
     }
 
     fn all_decided(&self) -> bool {
-        self.state.iter().all(|s| s.values().all(|st| *st != TxState::Prepared))
+        self.state
+            .iter()
+            .all(|s| s.values().all(|st| *st != TxState::Prepared))
     }
 }
 
@@ -155,19 +164,28 @@ fn build(opts: &RunOptions) -> Sim {
     let m = model.clone();
     sim.invariant("atomicity", move || m.borrow().check_atomicity());
     let m = model;
-    sim.eventually("all-decided", Duration::from_secs(5), move || m.borrow().all_decided());
+    sim.eventually("all-decided", Duration::from_secs(5), move || {
+        m.borrow().all_decided()
+    });
     sim
 }
 
 async fn client(model: Rc<RefCell<Model>>, pinned: bool) {
     let sock = Socket::<Msg>::bind(PORT).expect("client port is free");
     let coord = Addr::named("coord", PORT);
-    let count = if pinned { 1 } else { 1 + sim::draw(|s| s.below("2pc.tx_count", 4)) };
+    let count = if pinned {
+        1
+    } else {
+        1 + sim::draw(|s| s.below("2pc.tx_count", 4))
+    };
     for tx in 0..count {
         let plan = if pinned {
-            TxPlan { no_votes: [false, false, true] }
+            TxPlan {
+                no_votes: [false, false, true],
+            }
         } else {
-            sim::draw(|s| s.arbitrary::<TxPlan>("2pc.plan", 3)).expect("a TxPlan builds from any bytes")
+            sim::draw(|s| s.arbitrary::<TxPlan>("2pc.plan", 3))
+                .expect("a TxPlan builds from any bytes")
         };
         let op = sim::op_start(&(tx, &plan));
         model.borrow_mut().plans.insert(tx, plan);
@@ -250,17 +268,35 @@ async fn participant(index: usize, model: Rc<RefCell<Model>>) {
                 if model.borrow().state[index].contains_key(&tx) {
                     continue;
                 }
-                let yes = !model.borrow().plans.get(&tx).is_some_and(|p| p.no_votes[index]);
+                let yes = !model
+                    .borrow()
+                    .plans
+                    .get(&tx)
+                    .is_some_and(|p| p.no_votes[index]);
                 {
                     let mut m = model.borrow_mut();
                     m.votes[index].insert(tx, yes);
-                    m.state[index].insert(tx, if yes { TxState::Prepared } else { TxState::Aborted });
+                    m.state[index].insert(
+                        tx,
+                        if yes {
+                            TxState::Prepared
+                        } else {
+                            TxState::Aborted
+                        },
+                    );
                 }
                 sock.send(from, Msg::Vote { tx, yes });
             }
             Msg::Decide { tx, commit } => {
                 let mut m = model.borrow_mut();
-                m.state[index].insert(tx, if commit { TxState::Committed } else { TxState::Aborted });
+                m.state[index].insert(
+                    tx,
+                    if commit {
+                        TxState::Committed
+                    } else {
+                        TxState::Aborted
+                    },
+                );
             }
             _ => {}
         }
