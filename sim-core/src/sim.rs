@@ -250,6 +250,7 @@ impl Sim {
             nodes: Nodes { list: nodes },
             history: History::new(config.recording),
             next_op: 0,
+            buggify: Default::default(),
         });
         IN_SIM.with(|f| f.set(true));
         let outcome = {
