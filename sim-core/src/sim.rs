@@ -227,6 +227,7 @@ impl Sim {
             history: History::new(config.recording),
             next_op: 0,
         });
+        with(net::start_run);
         IN_SIM.with(|f| f.set(true));
         let outcome = {
             let mut driver = Driver { config: &config, invariants: &mut invariants, eventually: &mut eventually };
