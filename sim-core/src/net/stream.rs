@@ -174,10 +174,11 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
     let payload_seg = matches!(kind, SegKind::Data(_) | SegKind::Fin);
     if faultable && payload_seg {
         draw_link_faults(w, from, to);
-        if !w.net.conns[c as usize].sides[dir].is_live() && !matches!(kind, SegKind::Fin) {
-            // The drawn partition reset this very connection: the bytes die with it.
+        let side = &w.net.conns[c as usize].sides[dir];
+        if side.reset || side.dead {
+            // The drawn partition reset this very connection: the segment dies with it.
             w.record(Some(from), EventKind::Drop { msg: id }, || {
-                format!("#{id}: connection reset before the bytes left")
+                format!("#{id}: connection reset before the segment left")
             });
             return;
         }
