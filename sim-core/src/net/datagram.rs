@@ -26,14 +26,10 @@ impl<T: Any + Debug + Hash + Clone> Message for T {}
 
 pub(crate) trait Payload: Any + Debug {
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
-    fn clone_box(&self) -> Box<dyn Payload>;
 }
-impl<T: Any + Debug + Clone> Payload for T {
+impl<T: Any + Debug> Payload for T {
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
-    }
-    fn clone_box(&self) -> Box<dyn Payload> {
-        Box::new(self.clone())
     }
 }
 
@@ -131,17 +127,17 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
     w.record(Some(to), EventKind::Deliver { msg: d.id }, || text);
 }
 
-/// Releases the datagrams a clog held on `from -> to`, in order, each after a fresh latency.
+/// Releases the datagrams a clog held on `from -> to`: they reach their sockets now, in the
+/// order they arrived, ahead of anything still on the wire behind them (so the link stays
+/// FIFO).
 pub(crate) fn release_held(w: &mut World, from: u32, to: u32) {
     let held = std::mem::take(&mut w.net.link(from, to).held);
     for d in held {
-        let latency = latency_ns(w, from, to);
-        let at = fifo_at(w, from, to, latency);
         let id = d.id;
-        w.record(Some(from), EventKind::Release { msg: id }, || {
-            format!("#{id} released, due at {at}ns")
+        w.record(Some(to), EventKind::Release { msg: id }, || {
+            format!("#{id} released")
         });
-        w.clock.schedule(at, Pending::Deliver(Packet::Datagram(d)));
+        arrive(w, d);
     }
 }
 
@@ -347,7 +343,7 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) 
             u64::from(p.duplicate_per_mille),
             PER_MILLE,
         ))
-    .then(|| payload.clone_box());
+    .then(|| Box::new((*payload).clone()) as Box<dyn Payload>);
     let payload: Box<dyn Payload> = payload;
     let d = Datagram {
         id,

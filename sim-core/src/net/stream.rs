@@ -518,29 +518,18 @@ pub(crate) fn reset_survivor(w: &mut World, c: u32, crashed: u32) {
     }
 }
 
-/// A clog on `from -> to` ended: every stream direction on it gets its held segments
-/// delivered, in order, after a fresh latency.
+/// A clog on `from -> to` ended: every stream direction on it delivers what it held, now
+/// and in order (a stall still in force keeps holding).
 pub(crate) fn release_link(w: &mut World, from: u32, to: u32) {
     for c in 0..w.net.conns.len() as u32 {
-        for dir in 0..2 {
+        for dir in 0..2u8 {
             let conn = &w.net.conns[c as usize];
-            if conn.sides[dir].node == from
-                && conn.sides[1 - dir].node == to
-                && !conn.dirs[dir].queue.is_empty()
+            let d = dir as usize;
+            if conn.sides[d].node == from
+                && conn.sides[1 - d].node == to
+                && !conn.dirs[d].queue.is_empty()
             {
-                let at = w.clock.now_ns + latency_ns(w, from, to);
-                let d = &mut w.net.conns[c as usize].dirs[dir];
-                for seg in d.queue.iter_mut() {
-                    seg.at_ns = seg.at_ns.max(at);
-                }
-                d.last_at_ns = d.last_at_ns.max(at);
-                w.clock.schedule(
-                    at,
-                    Pending::Deliver(Packet::Segments {
-                        conn: c,
-                        dir: dir as u8,
-                    }),
-                );
+                segments_due(w, c, dir);
             }
         }
     }
