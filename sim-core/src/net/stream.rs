@@ -772,7 +772,14 @@ impl Stream {
             w.net.next_ephemeral = w.net.next_ephemeral.wrapping_add(1);
             let local_port = 49152 + w.net.next_ephemeral % 16384;
             let inc = incarnation(w, node);
-            let faultable = faultable && node != target;
+            // Faultable only if both ends are: an exempt listener already bound makes the
+            // SYN exempt too (one bound later is checked when the SYN arrives).
+            let listener_exempt = w
+                .net
+                .listeners
+                .get(&(target, port))
+                .is_some_and(|l| !l.faultable);
+            let faultable = faultable && !listener_exempt && node != target;
             let p = w.net.profile;
             let silent_after = (faultable
                 && p.silent_per_mille > 0
