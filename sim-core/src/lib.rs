@@ -11,7 +11,7 @@
 //! | [`choice`] | choice sources: `Bytes` (finite PRNG over fuzz input), `Seeded`, `Recorder` |
 //! | [`rt`] | single-threaded executor; the scheduler picks the next task by drawing |
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval` |
-//! | [`net`] | typed message endpoints between named nodes |
+//! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart |
 //! | [`buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |

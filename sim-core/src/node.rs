@@ -3,7 +3,8 @@
 //! A node is a name plus a factory that builds its main future from a [`NodeCtx`] at every
 //! start. A crash drops every task of the node at once (their futures are dropped, so a
 //! killed node's leftover work cannot act), unbinds its sockets and loses the messages
-//! queued in them. A restart calls the factory again with the next incarnation number.
+//! queued in them; [`crate::net`] says what its peers see, and in which order. A restart
+//! calls the factory again with the next incarnation number.
 //!
 //! ```
 //! use std::time::Duration;
@@ -196,7 +197,8 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
         }
         w.nodes.list[id as usize].up = false;
         w.nodes.list[id as usize].incarnation += 1;
-        let lost = w.net.unbind_node(id);
+        // Notify watchers, retire watches, cancel in-flight traffic (before the kill).
+        let lost = crate::net::crash_before_kill(w, id);
         let tasks = w.exec.tasks_of(id);
         let n = tasks.len();
         w.record(Some(id), EventKind::Crash, || {
@@ -216,6 +218,11 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
     })?;
     // Dropping futures may touch the world (timers, sockets): do it outside the borrow.
     drop(victims);
+    // Then signal the survivors: streams connected to the dead node are reset.
+    with(|w| {
+        let id = w.nodes.find(name).expect("crashed above");
+        crate::net::crash_after_kill(w, id)
+    });
     Ok(())
 }
 

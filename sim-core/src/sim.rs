@@ -252,6 +252,7 @@ impl Sim {
             next_op: 0,
             buggify: Default::default(),
         });
+        with(net::start_run);
         IN_SIM.with(|f| f.set(true));
         let outcome = {
             let mut driver = Driver {

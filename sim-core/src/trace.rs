@@ -97,6 +97,37 @@ pub enum EventKind {
         /// Digest of the note.
         digest: u64,
     },
+    /// The network delivers a datagram twice: `copy` is the second delivery's message id.
+    Duplicate {
+        /// Message id of the original.
+        msg: u64,
+        /// Message id of the copy.
+        copy: u64,
+    },
+    /// A message is held (by a clog or a stream stall) instead of delivered.
+    Hold {
+        /// Message id.
+        msg: u64,
+    },
+    /// A held message is released towards its destination.
+    Release {
+        /// Message id.
+        msg: u64,
+    },
+    /// A stream connection is reset at the event's node.
+    Reset {
+        /// Connection id, unique in the run.
+        conn: u64,
+    },
+    /// A watch fired: its watcher (the event's node) lost the target node.
+    NodeDown {
+        /// Watch id, unique in the run.
+        watch: u64,
+        /// The node lost.
+        target: u32,
+        /// 1 = the node crashed, 2 = a partition cut the link.
+        reason: u32,
+    },
 }
 
 impl EventKind {
@@ -127,6 +158,15 @@ impl EventKind {
             OpResult { op, digest } => [12, op, digest, 0],
             CheckFailed { digest } => [13, digest, 0, 0],
             Note { digest } => [14, digest, 0, 0],
+            Duplicate { msg, copy } => [15, msg, copy, 0],
+            Hold { msg } => [16, msg, 0, 0],
+            Release { msg } => [17, msg, 0, 0],
+            Reset { conn } => [18, conn, 0, 0],
+            NodeDown {
+                watch,
+                target,
+                reason,
+            } => [19, watch, u64::from(target), u64::from(reason)],
         }
     }
 
@@ -148,6 +188,11 @@ impl EventKind {
             OpResult { .. } => "result",
             CheckFailed { .. } => "FAILED",
             Note { .. } => "note",
+            Duplicate { .. } => "dup",
+            Hold { .. } => "hold",
+            Release { .. } => "release",
+            Reset { .. } => "reset",
+            NodeDown { .. } => "down",
         }
     }
 }

@@ -5,11 +5,12 @@
 //! `sim run --system two-pc --bug first-vote-wins --seed 3`.
 #![deny(missing_docs)]
 
+pub mod echo;
 pub mod two_pc;
 
 use sim_core::system::SystemSpec;
 
 /// Every registered system, in the order `sim list` shows them.
 pub fn all() -> Vec<SystemSpec> {
-    vec![two_pc::SPEC]
+    vec![two_pc::SPEC, echo::SPEC]
 }

@@ -1,0 +1,437 @@
+//! Datagram endpoints: typed messages with latency, and loss, duplication and reordering as
+//! separate faults.
+
+use std::any::{Any, TypeId};
+use std::collections::VecDeque;
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use super::{
+    alive, draw_link_faults, fifo_at, incarnation, latency_ns, node_name, Addr, NetError, Packet,
+    PER_MILLE,
+};
+use crate::choice::Choices;
+use crate::node::NodeId;
+use crate::trace::{stable_hash, EventKind};
+use crate::world::{self, with, Pending, World};
+
+/// What a message must be: any `'static` value that can be printed in a trace, hashed into
+/// the history, and cloned (a duplicated datagram is a clone).
+pub trait Message: Any + Debug + Hash + Clone {}
+impl<T: Any + Debug + Hash + Clone> Message for T {}
+
+pub(crate) trait Payload: Any + Debug {
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+impl<T: Any + Debug> Payload for T {
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// A datagram in flight.
+pub(crate) struct Datagram {
+    pub id: u64,
+    from: Addr,
+    to: Addr,
+    /// Incarnations of both ends when it was sent: a crash of either cancels it.
+    from_inc: u32,
+    to_inc: u32,
+    faultable: bool,
+    payload: Box<dyn Payload>,
+}
+
+pub(crate) struct Mailbox {
+    /// Which bind created it, so a stale socket's drop cannot unbind a newer one.
+    bind_id: u64,
+    faultable: bool,
+    type_id: TypeId,
+    type_name: &'static str,
+    pub queue: VecDeque<(Addr, Box<dyn Payload>)>,
+    waiter: Option<Waker>,
+}
+
+fn route_text(w: &World, id: u64, from: Addr, to: Addr) -> String {
+    format!(
+        "#{id} {}:{} -> {}:{}",
+        node_name(w, from.node.0),
+        from.port,
+        node_name(w, to.node.0),
+        to.port
+    )
+}
+
+/// A datagram reached its destination's node: deliver, hold, or drop it.
+pub(crate) fn arrive(w: &mut World, d: Datagram) {
+    let (from, to) = (d.from.node.0, d.to.node.0);
+    let reason = if incarnation(w, from) != d.from_inc {
+        Some("sender crashed: its in-flight traffic is cancelled")
+    } else if !w.nodes.is_up(to) {
+        Some("destination node is down")
+    } else if incarnation(w, to) != d.to_inc {
+        Some("destination restarted: traffic to its old incarnation is cancelled")
+    } else if d.faultable && w.net.is_cut(from, to) {
+        Some("partitioned")
+    } else {
+        None
+    };
+    let recording = w.history.is_recording();
+    if let Some(reason) = reason {
+        let text = if recording {
+            route_text(w, d.id, d.from, d.to)
+        } else {
+            String::new()
+        };
+        w.record(Some(to), EventKind::Drop { msg: d.id }, || {
+            format!("{text}: {reason}")
+        });
+        return;
+    }
+    if d.faultable && w.net.link(from, to).is_clogged() {
+        let text = if recording {
+            route_text(w, d.id, d.from, d.to)
+        } else {
+            String::new()
+        };
+        w.record(Some(to), EventKind::Hold { msg: d.id }, || {
+            format!("{text}: clogged, held")
+        });
+        w.net.link(from, to).held.push_back(d);
+        return;
+    }
+    let key = (to, d.to.port);
+    let Some(mb) = w.net.mailboxes.get_mut(&key) else {
+        let text = if recording {
+            route_text(w, d.id, d.from, d.to)
+        } else {
+            String::new()
+        };
+        w.record(Some(to), EventKind::Drop { msg: d.id }, || {
+            format!("{text}: no socket bound on port")
+        });
+        return;
+    };
+    mb.queue.push_back((d.from, d.payload));
+    if let Some(waker) = mb.waiter.take() {
+        waker.wake();
+    }
+    let text = if recording {
+        route_text(w, d.id, d.from, d.to)
+    } else {
+        String::new()
+    };
+    w.record(Some(to), EventKind::Deliver { msg: d.id }, || text);
+}
+
+/// Releases the datagrams a clog held on `from -> to`: they reach their sockets now, in the
+/// order they arrived, ahead of anything still on the wire behind them (so the link stays
+/// FIFO).
+pub(crate) fn release_held(w: &mut World, from: u32, to: u32) {
+    let held = std::mem::take(&mut w.net.link(from, to).held);
+    for d in held {
+        let id = d.id;
+        w.record(Some(to), EventKind::Release { msg: id }, || {
+            format!("#{id} released")
+        });
+        arrive(w, d);
+    }
+}
+
+/// A bound, typed datagram endpoint on the current node. Dropping it unbinds the port.
+pub struct Socket<M> {
+    addr: Addr,
+    bind_id: u64,
+    epoch: u32,
+    inc: u32,
+    faultable: bool,
+    _message: PhantomData<fn() -> M>,
+}
+
+impl<M: Message> Socket<M> {
+    /// Binds `port` on the current task's node; its traffic is faultable. Must be called
+    /// from a task in a simulation.
+    pub fn bind(port: u16) -> Result<Socket<M>, NetError> {
+        Self::bind_with(port, true)
+    }
+
+    /// Binds `port` on the current task's node, *exempt from faults*: the socket is located
+    /// (it dies with its node, and is gone after a crash) but no message to or from it is
+    /// ever lost, duplicated, reordered, held or dropped by a partition. Use it for traffic
+    /// that stands for something that cannot silently lose a message, like a durable store.
+    ///
+    /// ```
+    /// use sim_core::net::{partition, Addr, Socket};
+    /// use sim_core::sim::{Config, Sim};
+    ///
+    /// let mut sim = Sim::new(Config::default());
+    /// sim.node("store", |_| async {
+    ///     let sock = Socket::<u8>::bind_exempt(1).unwrap();
+    ///     let (from, n) = sock.recv().await;
+    ///     sock.send(from, n);
+    /// });
+    /// sim.client("app", |_| async {
+    ///     partition(&["app"], &["store"]).unwrap();
+    ///     let sock = Socket::<u8>::bind_exempt(1).unwrap();
+    ///     sock.send(Addr::named("store", 1), 5);
+    ///     assert_eq!(sock.recv().await.1, 5, "a partition does not cut exempt traffic");
+    /// });
+    /// assert!(sim.run_seed(0).outcome.class.is_pass());
+    /// ```
+    pub fn bind_exempt(port: u16) -> Result<Socket<M>, NetError> {
+        Self::bind_with(port, false)
+    }
+
+    fn bind_with(port: u16, faultable: bool) -> Result<Socket<M>, NetError> {
+        with(|w| {
+            let node = w
+                .current_node()
+                .expect("Socket::bind must be called from a task");
+            let key = (node, port);
+            if w.net.mailboxes.contains_key(&key) {
+                return Err(NetError::AddrInUse(port));
+            }
+            w.net.next_bind += 1;
+            let bind_id = w.net.next_bind;
+            w.net.mailboxes.insert(
+                key,
+                Mailbox {
+                    bind_id,
+                    faultable,
+                    type_id: TypeId::of::<M>(),
+                    type_name: std::any::type_name::<M>(),
+                    queue: VecDeque::new(),
+                    waiter: None,
+                },
+            );
+            Ok(Socket {
+                addr: Addr {
+                    node: NodeId(node),
+                    port,
+                },
+                bind_id,
+                epoch: w.epoch,
+                inc: incarnation(w, node),
+                faultable,
+                _message: PhantomData,
+            })
+        })
+    }
+
+    /// This socket's address.
+    pub fn local_addr(&self) -> Addr {
+        self.addr
+    }
+
+    /// Sends `msg` to `to`. It arrives after the link's latency — or is lost, duplicated,
+    /// delayed past later messages, held or dropped, as the run's faults decide (see the
+    /// module docs). A socket whose node crashed sends nothing.
+    pub fn send(&self, to: Addr, msg: M) {
+        with(|w| send(w, self, to, Box::new(msg)))
+    }
+
+    /// Receives the next message and its sender.
+    pub fn recv(&self) -> Recv<'_, M> {
+        Recv { socket: self }
+    }
+
+    /// A message if one is queued, without waiting.
+    pub fn try_recv(&self) -> Option<(Addr, M)> {
+        with(|w| {
+            let mb = w
+                .net
+                .mailboxes
+                .get_mut(&(self.addr.node.0, self.addr.port))?;
+            if mb.bind_id != self.bind_id {
+                return None;
+            }
+            let (from, payload) = mb.queue.pop_front()?;
+            Some((from, downcast::<M>(payload, mb.type_name)))
+        })
+    }
+}
+
+fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) {
+    let from = sock.addr;
+    let (a, b) = (from.node.0, to.node.0);
+    let recording = w.history.is_recording();
+    let id = w.net.next_msg();
+    if !alive(w, a, sock.inc) {
+        // A zombie: the socket outlived its node's incarnation. It cannot reach the wire.
+        w.record(Some(a), EventKind::Drop { msg: id }, || {
+            format!("#{id}: sent by a socket whose node crashed")
+        });
+        return;
+    }
+    let digest = stable_hash(&*payload);
+    let to_faultable = w
+        .net
+        .mailboxes
+        .get(&(b, to.port))
+        .is_none_or(|m| m.faultable);
+    let faultable = sock.faultable && to_faultable && a != b && (b as usize) < w.net.n;
+    if (b as usize) >= w.net.n {
+        w.record(Some(a), EventKind::Drop { msg: id }, || {
+            format!("#{id}: no such node")
+        });
+        return;
+    }
+    let p = w.net.profile;
+    if faultable {
+        draw_link_faults(w, a, b);
+    }
+    let latency = latency_ns(w, a, b);
+    let reordered = faultable
+        && p.reorder_per_mille > 0
+        && w.source.chance(
+            "net.fault.reorder",
+            u64::from(p.reorder_per_mille),
+            PER_MILLE,
+        );
+    let at = if reordered {
+        let extra_ms = w
+            .source
+            .range_inclusive("net.fault.reorder_ms", 1, p.reorder_ms_max.max(1));
+        w.clock.now_ns + latency + extra_ms * 1_000_000
+    } else {
+        fifo_at(w, a, b, latency)
+    };
+    let detail = if recording {
+        format!(
+            "{} +{}ms{} {payload:?}",
+            route_text(w, id, from, to),
+            (at - w.clock.now_ns) / 1_000_000,
+            if reordered { " (reordered)" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    w.record(
+        Some(a),
+        EventKind::Send {
+            msg: id,
+            to: b,
+            deliver_at_ns: at,
+            digest,
+        },
+        || detail,
+    );
+    if faultable && w.net.is_cut(a, b) {
+        w.record(Some(a), EventKind::Drop { msg: id }, || {
+            format!("#{id}: partitioned")
+        });
+        return;
+    }
+    if faultable
+        && p.loss_per_mille > 0
+        && w.source
+            .chance("net.fault.loss", u64::from(p.loss_per_mille), PER_MILLE)
+    {
+        w.record(Some(a), EventKind::Drop { msg: id }, || {
+            format!("#{id}: lost")
+        });
+        return;
+    }
+    let to_inc = incarnation(w, b);
+    let copy = (faultable
+        && p.duplicate_per_mille > 0
+        && w.source.chance(
+            "net.fault.duplicate",
+            u64::from(p.duplicate_per_mille),
+            PER_MILLE,
+        ))
+    .then(|| Box::new((*payload).clone()) as Box<dyn Payload>);
+    let payload: Box<dyn Payload> = payload;
+    let d = Datagram {
+        id,
+        from,
+        to,
+        from_inc: sock.inc,
+        to_inc,
+        faultable,
+        payload,
+    };
+    w.clock.schedule(at, Pending::Deliver(Packet::Datagram(d)));
+    if let Some(payload) = copy {
+        let copy_id = w.net.next_msg();
+        let latency = latency_ns(w, a, b);
+        let at = fifo_at(w, a, b, latency);
+        w.record(
+            Some(a),
+            EventKind::Duplicate {
+                msg: id,
+                copy: copy_id,
+            },
+            || format!("#{id} duplicated as #{copy_id}, due at {at}ns"),
+        );
+        let d = Datagram {
+            id: copy_id,
+            from,
+            to,
+            from_inc: sock.inc,
+            to_inc,
+            faultable,
+            payload,
+        };
+        w.clock.schedule(at, Pending::Deliver(Packet::Datagram(d)));
+    }
+}
+
+fn downcast<M: Message>(payload: Box<dyn Payload>, bound_as: &'static str) -> M {
+    match payload.into_any().downcast::<M>() {
+        Ok(m) => *m,
+        Err(_) => panic!(
+            "a message of another type arrived on a port bound for {bound_as}; \
+             senders and receivers of one port must agree on its message type"
+        ),
+    }
+}
+
+/// Future of [`Socket::recv`].
+pub struct Recv<'a, M> {
+    socket: &'a Socket<M>,
+}
+
+impl<M: Message> Future for Recv<'_, M> {
+    type Output = (Addr, M);
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Addr, M)> {
+        let addr = self.socket.addr;
+        let bind_id = self.socket.bind_id;
+        with(|w| {
+            // A socket whose node crashed has no mailbox any more: it never receives again.
+            let Some(mb) = w.net.mailboxes.get_mut(&(addr.node.0, addr.port)) else {
+                return Poll::Pending;
+            };
+            if mb.bind_id != bind_id {
+                return Poll::Pending;
+            }
+            debug_assert_eq!(mb.type_id, TypeId::of::<M>());
+            match mb.queue.pop_front() {
+                Some((from, payload)) => Poll::Ready((from, downcast::<M>(payload, mb.type_name))),
+                None => {
+                    mb.waiter = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+    }
+}
+
+impl<M> Drop for Socket<M> {
+    fn drop(&mut self) {
+        let key = (self.addr.node.0, self.addr.port);
+        let bind_id = self.bind_id;
+        world::try_with(self.epoch, |w| {
+            if w.net
+                .mailboxes
+                .get(&key)
+                .is_some_and(|m| m.bind_id == bind_id)
+            {
+                w.net.mailboxes.remove(&key);
+            }
+        });
+    }
+}

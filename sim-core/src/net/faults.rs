@@ -1,0 +1,236 @@
+//! The fault profile: which network faults a run may inject, and how often.
+//!
+//! Every rate is an integer ratio over [`PER_MILLE`] (never a float), and every duration an
+//! upper bound in milliseconds from which each fault's own duration is drawn. A rate of zero
+//! means the fault never fires *and costs no draw*: a run without faults spends no input on
+//! them.
+//!
+//! A run's profile comes from its [`Faults`] setting: off (the default), a fixed profile, or
+//! **swarm** — drawn from the run's input before anything else happens, each fault switched on
+//! or off and given a rate from a range that includes zero, so one sweep covers runs with a
+//! single fault, runs with every fault, and runs with none (TigerBeetle's `options_swarm`).
+
+use crate::choice::Choices;
+use crate::choice::Source;
+
+/// The denominator of every fault rate: a rate of `n` fires `n` times in a thousand.
+pub const PER_MILLE: u64 = 1000;
+
+/// Which faults the network injects, and at what rates.
+///
+/// Datagram faults (loss, duplication, reordering) apply to [`crate::net::Socket`] traffic
+/// only; stream faults (stall, reset, silent peer, refused or black-holed connects) only to
+/// [`crate::net::Stream`]s, which never lose, duplicate or reorder bytes. Partitions and clogs
+/// apply to both. Only traffic between two *faultable* endpoints on different nodes is ever
+/// faulted (see the module docs of [`crate::net`]).
+///
+/// ```
+/// use sim_core::net::FaultProfile;
+///
+/// let quiet = FaultProfile::default();
+/// assert_eq!(quiet, FaultProfile::NONE);
+/// let lossy = FaultProfile { loss_per_mille: 100, ..FaultProfile::NONE };
+/// assert_eq!(lossy.duplicate_per_mille, 0, "faults are switched independently");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FaultProfile {
+    /// Datagrams lost, per thousand sent.
+    pub loss_per_mille: u32,
+    /// Datagrams delivered twice, per thousand sent.
+    pub duplicate_per_mille: u32,
+    /// Datagrams delayed past later ones on their link, per thousand sent.
+    pub reorder_per_mille: u32,
+    /// Largest extra delay of a reordered datagram.
+    pub reorder_ms_max: u64,
+    /// Per thousand sends between two nodes: the pair is partitioned (symmetric or one way,
+    /// drawn), and healed after a drawn duration.
+    pub partition_per_mille: u32,
+    /// Longest drawn partition.
+    pub partition_ms_max: u64,
+    /// Per thousand sends: the sending direction is clogged (traffic held, not lost) and
+    /// released after a drawn duration.
+    pub clog_per_mille: u32,
+    /// Longest drawn clog.
+    pub clog_ms_max: u64,
+    /// Per thousand stream segments: the direction stalls (bytes held, none lost).
+    pub stall_per_mille: u32,
+    /// Longest drawn stall.
+    pub stall_ms_max: u64,
+    /// Per thousand stream segments: the connection is reset (both ends see
+    /// `ConnectionReset`).
+    pub reset_per_mille: u32,
+    /// Per thousand connections: the peer falls silent after a drawn number of segments (no
+    /// data, no FIN, no RST ever arrives again in either direction).
+    pub silent_per_mille: u32,
+    /// Per thousand connects to a listener: refused anyway (as by a full backlog).
+    pub refuse_per_mille: u32,
+    /// Per thousand connects: the SYN is black-holed and the connect never completes.
+    pub blackhole_per_mille: u32,
+}
+
+impl FaultProfile {
+    /// No faults at all.
+    pub const NONE: FaultProfile = FaultProfile {
+        loss_per_mille: 0,
+        duplicate_per_mille: 0,
+        reorder_per_mille: 0,
+        reorder_ms_max: 0,
+        partition_per_mille: 0,
+        partition_ms_max: 0,
+        clog_per_mille: 0,
+        clog_ms_max: 0,
+        stall_per_mille: 0,
+        stall_ms_max: 0,
+        reset_per_mille: 0,
+        silent_per_mille: 0,
+        refuse_per_mille: 0,
+        blackhole_per_mille: 0,
+    };
+
+    /// Every fault on, at the upper end of the swarm ranges (for tests that want all of them).
+    pub const EVERYTHING: FaultProfile = FaultProfile {
+        loss_per_mille: SWARM.loss_per_mille,
+        duplicate_per_mille: SWARM.duplicate_per_mille,
+        reorder_per_mille: SWARM.reorder_per_mille,
+        reorder_ms_max: SWARM.reorder_ms_max,
+        partition_per_mille: SWARM.partition_per_mille,
+        partition_ms_max: SWARM.partition_ms_max,
+        clog_per_mille: SWARM.clog_per_mille,
+        clog_ms_max: SWARM.clog_ms_max,
+        stall_per_mille: SWARM.stall_per_mille,
+        stall_ms_max: SWARM.stall_ms_max,
+        reset_per_mille: SWARM.reset_per_mille,
+        silent_per_mille: SWARM.silent_per_mille,
+        refuse_per_mille: SWARM.refuse_per_mille,
+        blackhole_per_mille: SWARM.blackhole_per_mille,
+    };
+
+    /// True if no fault can fire.
+    pub fn is_none(&self) -> bool {
+        *self == FaultProfile::NONE
+    }
+
+    /// Draws a swarm profile: each fault on with probability one half, its rate then drawn in
+    /// `1..=` the swarm maximum. Labels are per fault, so adding a fault does not reshuffle
+    /// the draws of the others.
+    pub fn swarm(source: &mut dyn Source) -> FaultProfile {
+        fn rate(source: &mut dyn Source, on: &'static str, label: &'static str, max: u32) -> u32 {
+            if source.chance(on, 1, 2) {
+                source.range_inclusive(label, 1, u64::from(max)) as u32
+            } else {
+                0
+            }
+        }
+        let s = &SWARM;
+        FaultProfile {
+            loss_per_mille: rate(
+                source,
+                "net.swarm.loss.on",
+                "net.swarm.loss",
+                s.loss_per_mille,
+            ),
+            duplicate_per_mille: rate(
+                source,
+                "net.swarm.dup.on",
+                "net.swarm.dup",
+                s.duplicate_per_mille,
+            ),
+            reorder_per_mille: rate(
+                source,
+                "net.swarm.reorder.on",
+                "net.swarm.reorder",
+                s.reorder_per_mille,
+            ),
+            reorder_ms_max: s.reorder_ms_max,
+            partition_per_mille: rate(
+                source,
+                "net.swarm.partition.on",
+                "net.swarm.partition",
+                s.partition_per_mille,
+            ),
+            partition_ms_max: s.partition_ms_max,
+            clog_per_mille: rate(
+                source,
+                "net.swarm.clog.on",
+                "net.swarm.clog",
+                s.clog_per_mille,
+            ),
+            clog_ms_max: s.clog_ms_max,
+            stall_per_mille: rate(
+                source,
+                "net.swarm.stall.on",
+                "net.swarm.stall",
+                s.stall_per_mille,
+            ),
+            stall_ms_max: s.stall_ms_max,
+            reset_per_mille: rate(
+                source,
+                "net.swarm.reset.on",
+                "net.swarm.reset",
+                s.reset_per_mille,
+            ),
+            silent_per_mille: rate(
+                source,
+                "net.swarm.silent.on",
+                "net.swarm.silent",
+                s.silent_per_mille,
+            ),
+            refuse_per_mille: rate(
+                source,
+                "net.swarm.refuse.on",
+                "net.swarm.refuse",
+                s.refuse_per_mille,
+            ),
+            blackhole_per_mille: rate(
+                source,
+                "net.swarm.blackhole.on",
+                "net.swarm.blackhole",
+                s.blackhole_per_mille,
+            ),
+        }
+    }
+}
+
+/// The upper ends of the swarm ranges. Chosen so that a run of a few hundred messages sees a
+/// handful of each fault when it is on: loss and reordering up to 30 %, duplication 20 %,
+/// partitions and clogs up to 2 % of sends (each lasting up to 2 s / 1 s, longer than the
+/// example systems' timeouts), stream resets 1 % of segments.
+const SWARM: FaultProfile = FaultProfile {
+    loss_per_mille: 300,
+    duplicate_per_mille: 200,
+    reorder_per_mille: 300,
+    reorder_ms_max: 50,
+    partition_per_mille: 20,
+    partition_ms_max: 2_000,
+    clog_per_mille: 20,
+    clog_ms_max: 1_000,
+    stall_per_mille: 50,
+    stall_ms_max: 500,
+    reset_per_mille: 10,
+    silent_per_mille: 50,
+    refuse_per_mille: 100,
+    blackhole_per_mille: 100,
+};
+
+/// Where a run's [`FaultProfile`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Faults {
+    /// No faults (the default: the network only adds latency).
+    #[default]
+    Off,
+    /// This profile, in every run.
+    Fixed(FaultProfile),
+    /// Drawn from the run's input at its start ([`FaultProfile::swarm`]).
+    Swarm,
+}
+
+impl Faults {
+    /// The profile of one run; draws only for [`Faults::Swarm`].
+    pub(crate) fn profile(self, source: &mut dyn Source) -> FaultProfile {
+        match self {
+            Faults::Off => FaultProfile::NONE,
+            Faults::Fixed(p) => p,
+            Faults::Swarm => FaultProfile::swarm(source),
+        }
+    }
+}
