@@ -267,6 +267,7 @@ impl Sim {
         // Tear down: drop every task outside the world borrow (their drops may touch it), then
         // remove the world. Nothing of the run survives: memory is flat across runs.
         let leftovers: Vec<_> = with(|w| {
+            w.history.seal();
             w.exec
                 .tasks
                 .iter_mut()
@@ -397,6 +398,15 @@ impl Driver<'_> {
             if ended != ended_seen || liveness_start_ns.is_some() {
                 ended_seen = ended;
                 if let Some(end) = self.check_done(&mut liveness_start_ns) {
+                    if let Next::Poll(task, future, _) = next {
+                        // Not polled after all: back in its slot, to be dropped at teardown
+                        // with the others (after the history is sealed).
+                        with(|w| {
+                            if let Some(Some(t)) = w.exec.tasks.get_mut(task as usize) {
+                                t.future = Some(future);
+                            }
+                        });
+                    }
                     return end;
                 }
             }

@@ -245,6 +245,7 @@ pub enum Recording {
 pub struct History {
     hash: u64,
     count: u64,
+    sealed: bool,
     events: Option<Vec<Event>>,
 }
 
@@ -256,8 +257,16 @@ impl History {
         History {
             hash: HASH_SEED,
             count: 0,
+            sealed: false,
             events: (recording == Recording::Full).then(Vec::new),
         }
+    }
+
+    /// Ends the history: later pushes are ignored. The harness seals it when a run ends, so
+    /// what tearing the run down does (dropping tasks, closing their connections) is not
+    /// mistaken for something the run did.
+    pub fn seal(&mut self) {
+        self.sealed = true;
     }
 
     /// True when events are kept with their details.
@@ -274,6 +283,9 @@ impl History {
         kind: EventKind,
         detail: impl FnOnce() -> String,
     ) {
+        if self.sealed {
+            return;
+        }
         let node_word = node.map_or(u64::MAX, |(id, _)| u64::from(id));
         let [a, b, c, d] = kind.words();
         // Two rounds of the mixer per event (this is on the per-event hot path): kind, node
