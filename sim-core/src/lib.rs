@@ -16,6 +16,7 @@
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
+//! | [`shrink`] | the shrinker: a failing input made small, same failure, verified |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
@@ -50,6 +51,7 @@ pub mod net;
 pub mod node;
 pub mod report;
 pub mod rt;
+pub mod shrink;
 pub mod sim;
 pub mod system;
 pub mod time;
