@@ -17,6 +17,8 @@
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
 //! | [`shrink`] | the shrinker: a failing input made small, same failure, verified |
+//! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
+//! | [`render`] | pictures of a trace: space-time diagram (SVG), ShiViz log, the story |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
@@ -49,7 +51,9 @@ pub mod choice;
 pub mod cli;
 pub mod net;
 pub mod node;
+pub mod render;
 pub mod report;
+pub mod repro;
 pub mod rt;
 pub mod shrink;
 pub mod sim;
