@@ -272,6 +272,62 @@ fn deleting_an_operation_keeps_the_later_schedule() {
     );
 }
 
+/// Operations that draw many choices each: a value, then twelve draws of noise. Only the
+/// last operation's value matters (it fails when 250 or more and its noise is not all zero).
+/// Deleting blocks of up to 8 draws cannot take a whole operation out without the ones after
+/// it sliding out of alignment; the operation-deletion pass can.
+fn big_operations() -> Sim {
+    let mut sim = Sim::new(Config::default());
+    let worst = Rc::new(Cell::new(0u64));
+    let w = worst.clone();
+    sim.client("client", move |_| {
+        let w = w.clone();
+        async move {
+            let n = 1 + sim::draw(|s| s.below("count", 8));
+            for _ in 0..n {
+                let value = sim::draw(|s| s.below("value", 256));
+                sim::op_start(&value);
+                let noise: u64 = (0..12).map(|_| sim::draw(|s| s.below("noise", 256))).sum();
+                if value >= 250 && noise > 0 {
+                    w.set(value);
+                }
+            }
+        }
+    });
+    sim.invariant("small", move || {
+        if worst.get() < 250 {
+            Ok(())
+        } else {
+            Err("too big".into())
+        }
+    });
+    sim
+}
+
+#[test]
+fn operations_are_deleted_as_whole_blocks() {
+    let mut bytes = vec![3u8]; // four operations
+    for value in [7u8, 3, 9, 255] {
+        bytes.push(value);
+        bytes.extend([17u8; 12]);
+    }
+    let shrunk = Shrinker::new(big_operations)
+        .run(&Input::Bytes(bytes))
+        .unwrap();
+    assert!(shrunk.verified);
+    assert_eq!(
+        (shrunk.ops_before, shrunk.ops_after),
+        (4, 1),
+        "{:?}",
+        shrunk.bytes
+    );
+    assert_eq!(
+        shrunk.bytes,
+        [0, 250, 1],
+        "one operation, smallest failing value, least noise"
+    );
+}
+
 /// A scenario with two invariants. Each operation draws a value: `no-large` fails on a value
 /// of 250 or more, `no-zero-pair` on two zeros in a row. Shrinking a `no-large` failure with
 /// "any failure" would drift to the smaller `no-zero-pair` one.
