@@ -19,6 +19,17 @@ fn median(values: &mut [u64]) -> u64 {
     values[values.len() / 2]
 }
 
+fn sends(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Send { .. }))
+        .count() as u64
+}
+
+fn story_lines(events: &[Event]) -> u64 {
+    sim_core::render::story(events).lines().count() as u64
+}
+
 fn ops(events: &[Event]) -> u64 {
     events
         .iter()
@@ -35,6 +46,8 @@ fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
     let (mut events_before, mut events_after) = (Vec::new(), Vec::new());
     let (mut ops_before, mut ops_after) = (Vec::new(), Vec::new());
     let (mut bytes_before, mut bytes_after) = (Vec::new(), Vec::new());
+    let (mut story_before, mut story_after) = (Vec::new(), Vec::new());
+    let (mut sends_before, mut sends_after) = (Vec::new(), Vec::new());
     let mut wall_us = Vec::new();
     let mut replayed_same = 0;
     let mut seeds = Vec::new();
@@ -73,6 +86,16 @@ fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
         events_after.push(shrunk.outcome.steps);
         ops_before.push(ops(original.history.events()));
         ops_after.push(ops(&shrunk.trace));
+        story_before.push(story_lines(original.history.events()));
+        story_after.push(story_lines(&shrunk.trace));
+        sends_before.push(sends(original.history.events()));
+        sends_after.push(sends(&shrunk.trace));
+        if seeds.len() == 1 {
+            eprintln!(
+                "seed {seed} shrunk, its story:\n{}",
+                sim_core::render::story(&shrunk.trace)
+            );
+        }
         bytes_before.push(shrunk.bytes_before.len() as u64);
         bytes_after.push(shrunk.bytes.len() as u64);
         assert_eq!(
@@ -85,7 +108,8 @@ fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
     let share = replayed_same as f64 / seeds.len() as f64;
     eprintln!(
         "two-pc first-vote-wins, {} failing seeds: median events {} -> {}, median ops {} -> {}, \
-         median bytes {} -> {}, median shrink wall time {} us (max {} us), strict replay share {:.0}%",
+         median bytes {} -> {}, median story lines {} -> {}, median messages {} -> {}, \
+         median shrink wall time {} us (max {} us), strict replay share {:.0}%",
         seeds.len(),
         median(&mut events_before),
         median(&mut events_after),
@@ -93,6 +117,10 @@ fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
         median(&mut ops_after),
         median(&mut bytes_before),
         median(&mut bytes_after),
+        median(&mut story_before),
+        median(&mut story_after),
+        median(&mut sends_before),
+        median(&mut sends_after),
         median(&mut wall_us.clone()),
         wall_us.iter().max().unwrap(),
         share * 100.0

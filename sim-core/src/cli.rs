@@ -39,7 +39,7 @@ use crate::repro::{self, BuildInfo, Repro, ReproError, RunIdentity, TraceFile};
 use crate::rt::Strategy;
 use crate::shrink::{ShrinkError, Shrinker};
 use crate::system::{self, RunOptions, SpecError, SystemSpec};
-use crate::trace::{render_lines, stable_hash_bytes, Event};
+use crate::trace::{render_lines, Event};
 
 /// Errors the command line reports with exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +86,11 @@ pub enum CliError {
     /// The shrinker could not start.
     #[error(transparent)]
     Shrink(#[from] ShrinkError),
+    /// `--json` on a command that prints traces.
+    #[error(
+        "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
+    )]
+    JsonUnsupported(&'static str),
 }
 
 #[derive(Parser, Debug)]
@@ -540,45 +545,43 @@ impl Cli {
             let mut failure_files = None;
             if let Some((seed, _)) = &first_failure {
                 let input = Input::Seed(*seed);
-                let mut record = opts.clone();
-                record.config.recording = crate::trace::Recording::Full;
-                let (report, bytes) = (spec.build)(&record).run_recorded(&input);
-                let repro = self
-                    .repro_of(spec, &opts, &common, bytes, &input_identity(&input))
-                    .pin(&report.outcome);
-                let trace = TraceFile::new(
-                    spec.name,
-                    opts.bug,
-                    &input_identity(&input),
-                    &report.outcome,
-                    report.history.events(),
-                );
-                let files =
-                    self.write_failure(&common, &stem(spec, &opts, &input), &repro, &trace)?;
-                let identity = RunIdentity {
-                    input: input_identity(&input),
-                    build: self.build,
-                    flags: format!("--system {}{}", spec.name, Self::flags(&common)),
-                };
-                let mut text = Vec::new();
-                writeln!(
-                    text,
-                    "first_failure=seed:{seed} {}",
-                    report.outcome.summary_line()
-                )?;
-                for line in repro::last_lines(report.history.events(), 8).lines() {
-                    writeln!(text, "  | {line}")?;
+                let (report, files) =
+                    repro::record_failure(spec, &opts, &input, &common.failures_dir).map_err(
+                        |source| CliError::File {
+                            action: "write failure files into",
+                            path: common.failures_dir.clone(),
+                            source,
+                        },
+                    )?;
+                match files {
+                    None => eprintln!(
+                        "first failure: seed {seed} passed when run again with recording on ({}): \
+                         the run depends on something outside its input; check with `sim run` twice",
+                        report.outcome.summary_line()
+                    ),
+                    Some(files) => {
+                        let identity = RunIdentity {
+                            input: input_identity(&input),
+                            build: self.build,
+                            flags: format!("--system {}{}", spec.name, Self::flags(&common)),
+                        };
+                        let mut text = Vec::new();
+                        writeln!(text, "first_failure=seed:{seed} {}", report.outcome.summary_line())?;
+                        for line in repro::last_lines(report.history.events(), 8).lines() {
+                            writeln!(text, "  | {line}")?;
+                        }
+                        writeln!(text, "{identity}")?;
+                        print_files(&mut text, &files)?;
+                        writeln!(text, "replay={}", replay_of(*seed))?;
+                        if args.common.json {
+                            // stdout stays one JSON object per line; the details go to stderr.
+                            std::io::stderr().write_all(&text)?;
+                        } else {
+                            out.write_all(&text)?;
+                        }
+                        failure_files = Some(files);
+                    }
                 }
-                writeln!(text, "{identity}")?;
-                print_files(&mut text, &files)?;
-                writeln!(text, "replay={}", replay_of(*seed))?;
-                if args.common.json {
-                    // stdout stays one JSON object per line; the details go to stderr.
-                    std::io::stderr().write_all(&text)?;
-                } else {
-                    out.write_all(&text)?;
-                }
-                failure_files = Some(files);
             }
             let elapsed = started.elapsed().as_secs_f64().max(1e-9);
             let runs = seeds.end - seeds.start;
@@ -647,6 +650,9 @@ impl Cli {
     }
 
     fn replay(&self, args: &ReplayArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+        if args.common.json {
+            return Err(CliError::JsonUnsupported("replay"));
+        }
         let data = read_file(&args.file)?;
         let file = args.file.display().to_string();
         let (spec, common, bytes, pinned_hash) = if Repro::sniff(&data) {
@@ -756,6 +762,9 @@ impl Cli {
     }
 
     fn shrink(&self, args: &ShrinkArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+        if args.common.json {
+            return Err(CliError::JsonUnsupported("shrink"));
+        }
         let spec = system::find(&self.systems, &args.system)?;
         let opts = self.options(spec, &args.common)?;
         let (input, input_flag) = match (&args.seed, &args.input) {
@@ -968,11 +977,7 @@ impl Cli {
 
 /// `system-bug-input`, a file stem for a failure's files.
 fn stem(spec: &SystemSpec, opts: &RunOptions, input: &Input) -> String {
-    let input = match input {
-        Input::Seed(seed) => format!("seed-{seed}"),
-        Input::Bytes(b) => format!("bytes-{:016x}", stable_hash_bytes(b)),
-    };
-    format!("{}-{}-{input}", spec.name, bug_label(opts.bug))
+    repro::failure_stem(spec.name, opts.bug, input)
 }
 
 fn bug_label(bug: Option<&str>) -> &str {
@@ -1006,10 +1011,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
 }
 
 fn input_identity(input: &Input) -> String {
-    match input {
-        Input::Seed(seed) => format!("seed:{seed}"),
-        Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
-    }
+    repro::input_identity(input)
 }
 
 /// Parses `A..B`.

@@ -15,7 +15,8 @@
 //! sender's clock at the send); a failed check happens on a host of its own, `checker`,
 //! after everything every node had done, since it read them all.
 //!
-//! [`story`] is the same selection of events as readable lines: what a person reads first.
+//! [`story`] is the same selection of events as readable lines (less the nodes' first starts):
+//! what a person reads first.
 //!
 //! ```
 //! use sim_core::render::{shiviz, svg};
@@ -66,11 +67,12 @@ pub fn is_story_event(e: &Event) -> bool {
     )
 }
 
-/// The story: readable trace lines of [`is_story_event`] events only.
+/// The story: readable trace lines of [`is_story_event`] events, less the first start of
+/// every node (the cast, which every run has; restarts stay).
 pub fn story(events: &[Event]) -> String {
     let kept: Vec<Event> = events
         .iter()
-        .filter(|e| is_story_event(e))
+        .filter(|e| is_story_event(e) && !matches!(e.kind, EventKind::Start { incarnation: 0 }))
         .cloned()
         .collect();
     render_lines(&kept)

@@ -55,8 +55,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Input;
 use crate::report::Outcome;
-use crate::trace::{render_lines, Event};
+use crate::rt::Strategy;
+use crate::sim::Report;
+use crate::system::{RunOptions, SystemSpec};
+use crate::trace::{render_lines, stable_hash_bytes, Event, Recording};
 
 /// The repro format's name.
 pub const REPRO_FORMAT: &str = "sim-repro";
@@ -347,6 +351,80 @@ pub fn write_failure(
     )?;
     std::fs::write(&files.repro, repro.to_json() + "\n")?;
     Ok(files)
+}
+
+/// `seed:N` or `bytes:LEN:HASH`: how an input is named in output, trace files and repros.
+pub fn input_identity(input: &Input) -> String {
+    match input {
+        Input::Seed(seed) => format!("seed:{seed}"),
+        Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
+    }
+}
+
+/// `system-bug-input`: the file stem of a failure's files (`bug` is `correct` when unset).
+pub fn failure_stem(system: &str, bug: Option<&str>, input: &Input) -> String {
+    let input = match input {
+        Input::Seed(seed) => format!("seed-{seed}"),
+        Input::Bytes(b) => format!("bytes-{:016x}", stable_hash_bytes(b)),
+    };
+    format!("{system}-{}-{input}", bug.unwrap_or("correct"))
+}
+
+/// The command-line name of a strategy.
+pub fn strategy_name(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::Uniform => "uniform",
+        Strategy::Pct => "pct",
+        Strategy::Fifo => "fifo",
+    }
+}
+
+/// Runs `input` on `spec` with every event recorded and, if the run fails, writes its files
+/// into `dir` (see [`write_failure`]). For tests and fuzz targets: call it on a failing
+/// input and print the paths, so the failure outlives the test process.
+///
+/// ```
+/// # use sim_core::{choice::Input, sim::Sim, system::{BugSpec, RunOptions, SystemSpec}};
+/// # fn build(o: &RunOptions) -> Sim { let mut s = Sim::new(o.config.clone()); s.invariant("ok", || Err("no".into())); s }
+/// # const SPEC: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], build };
+/// let dir = std::env::temp_dir().join(format!("doc-record-failure-{}", std::process::id()));
+/// let (report, files) = sim_core::repro::record_failure(&SPEC, &SPEC.options(None).unwrap(), &Input::Seed(3), &dir).unwrap();
+/// assert!(report.outcome.class.is_failure());
+/// let files = files.expect("a failure leaves files");
+/// assert!(std::fs::read_to_string(&files.trace_txt).unwrap().contains("FAILED"));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn record_failure(
+    spec: &SystemSpec,
+    opts: &RunOptions,
+    input: &Input,
+    dir: &Path,
+) -> std::io::Result<(Report, Option<FailureFiles>)> {
+    let mut record = opts.clone();
+    record.config.recording = Recording::Full;
+    let (report, bytes) = (spec.build)(&record).run_recorded(input);
+    if !report.outcome.class.is_failure() {
+        return Ok((report, None));
+    }
+    let identity = input_identity(input);
+    let mut repro = Repro::new(spec.name, opts.bug, bytes).pin(&report.outcome);
+    repro.pinned = opts.pinned;
+    repro.strategy = strategy_name(opts.config.strategy).to_string();
+    repro.origin = identity.clone();
+    let trace = TraceFile::new(
+        spec.name,
+        opts.bug,
+        &identity,
+        &report.outcome,
+        report.history.events(),
+    );
+    let files = write_failure(
+        dir,
+        &failure_stem(spec.name, opts.bug, input),
+        &repro,
+        &trace,
+    )?;
+    Ok((report, Some(files)))
 }
 
 /// The last `n` lines of a readable trace.
