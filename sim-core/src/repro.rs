@@ -73,7 +73,7 @@ pub const TRACE_FORMAT: &str = "sim-trace";
 #[derive(Debug, thiserror::Error)]
 pub enum ReproError {
     /// Not JSON of the expected shape.
-    #[error("not a {expected} file ({source}); a repro file is JSON written by `sim run`, `sim sweep` or `sim shrink`")]
+    #[error("not a {expected} file ({source}); repro and trace files are JSON written by `sim run`, `sim sweep` and `sim shrink` (traces with --trace-json)")]
     Parse {
         /// The format that was expected.
         expected: &'static str,

@@ -35,14 +35,25 @@
 //!
 //! # Identities after a deletion
 //!
-//! Deleting an operation's draws removes the tasks and messages it created. No draw names a
-//! task or a message by id: a scheduling draw is a position in the ready set, which is kept in
-//! spawn order, and a tie draw is a position among events due at one instant, in schedule
-//! order. Removing a block therefore keeps the relative order — and so the meaning — of the
-//! draws after it, as long as the removed operation's tasks are gone by then (true of any
-//! workload whose operations complete before the next starts). Ids in the shrunk *trace*
-//! (task 5, message #3) are the shrunk run's own, counted afresh. The test
-//! `deleting_an_operation_keeps_the_later_schedule` checks the property on two-phase commit.
+//! Deleting an operation's draws removes the tasks and messages it created, and every task
+//! and message after it is numbered one lower in the new run. That renumbering cannot make a
+//! later choice mean something else, because **no draw names a task or a message by id**: a
+//! scheduling draw is a position in the ready set, which is kept in spawn order (a deletion
+//! keeps the relative order of every task that remains), and a tie draw is a position among
+//! the events due at one instant, in schedule order. This is the difference from a shrinker
+//! that records `(step, process id)` entries, where a deletion renames every later process
+//! and strands its entries; here nothing needs pinning or remapping, and the shrunk input
+//! stays a plain byte input that `Bytes` (and `cargo fuzz tmin`) can replay alone. Ids in
+//! the shrunk *trace* (task 5, message #3) are the shrunk run's own, counted afresh.
+//!
+//! What positions cannot give is independence from leftovers: if the deleted operation still
+//! had a message in flight or a task ready when the next one started, the ready sets after
+//! the deletion differ and so may the schedule. The test
+//! `deleting_an_operation_keeps_the_later_schedule` checks, on two-phase commit, that deleting
+//! a transaction that started and ended quiet leaves everything after it identical up to
+//! renumbering; the shrinker itself simply tries the deletion and keeps it only if the same
+//! failure follows. The first operation's block also holds the draws that start the other
+//! nodes, since operations are marked where they start.
 //!
 //! # Verification
 //!
