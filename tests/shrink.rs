@@ -459,3 +459,22 @@ fn a_passing_input_is_an_error() {
     assert!(err.to_string().contains("does not fail"), "{err}");
     assert_eq!(counted.get(), 1, "only the original was checked");
 }
+
+#[test]
+fn shrinking_is_deterministic_and_reports_a_byte_input_as_given() {
+    let spec = two_pc::SPEC;
+    let opts = spec.options(Some("first-vote-wins")).unwrap();
+    let shrink = |input: &Input| Shrinker::new(|| (spec.build)(&opts)).run(input).unwrap();
+    let a = shrink(&Input::Seed(7));
+    let b = shrink(&Input::Seed(7));
+    assert_eq!(
+        (&a.bytes, a.runs, a.outcome.history_hash),
+        (&b.bytes, b.runs, b.outcome.history_hash)
+    );
+    // Trailing bytes a run never reads still count as the input's size before shrinking.
+    let mut padded = a.bytes_before.clone();
+    padded.extend([9u8; 100]);
+    let c = shrink(&Input::Bytes(padded.clone()));
+    assert_eq!(c.bytes_before, padded);
+    assert_eq!(c.bytes, a.bytes);
+}

@@ -128,7 +128,7 @@ pub enum ShrinkError {
 /// The result of shrinking.
 #[derive(Clone, Debug)]
 pub struct Shrunk {
-    /// The original input as bytes (a seed is re-encoded through its draw log).
+    /// The original input's bytes: as given, or for a seed its draw log re-encoded.
     pub bytes_before: Vec<u8>,
     /// The shrunk input (the original bytes if nothing smaller failed the same way).
     pub bytes: Vec<u8>,
@@ -204,8 +204,14 @@ impl<'a> Shrinker<'a> {
                 &|o: &Outcome| o.same_failure(&original.outcome)
             }
         };
-        let bytes_before = encode(&original.draws);
-        let replayed = self.execute(Box::new(Bytes::new(bytes_before.clone())), None);
+        // The search starts from the draws the run made, re-encoded (a seed has no bytes of its
+        // own, and bytes a run never read are dropped); a byte input is reported as given.
+        let canonical = encode(&original.draws);
+        let bytes_before = match input {
+            Input::Bytes(given) => given.clone(),
+            Input::Seed(_) => canonical.clone(),
+        };
+        let replayed = self.execute(Box::new(Bytes::new(canonical)), None);
         if replayed.outcome.history_hash != original.outcome.history_hash {
             return Err(ShrinkError::NotReplayable {
                 expected: original.outcome.history_hash,
