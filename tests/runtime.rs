@@ -351,5 +351,43 @@ fn memory_is_flat_across_runs() {
     let before = rss_kib();
     run_many(1000..6000);
     let after = rss_kib();
-    assert!(after <= before + 1024, "RSS grew from {before} KiB to {after} KiB over 5000 runs");
+    assert!(
+        after <= before + 1024,
+        "RSS grew from {before} KiB to {after} KiB over 5000 runs"
+    );
+}
+
+#[test]
+fn buggify_sites_are_decided_by_the_input() {
+    let fired = |input: &Input| {
+        let count = Rc::new(RefCell::new(0));
+        let c = count.clone();
+        let mut sim = Sim::new(Config::default());
+        sim.client("c", move |_| {
+            let c = c.clone();
+            async move {
+                for _ in 0..40 {
+                    if sim_core::buggify!() {
+                        *c.borrow_mut() += 1;
+                    }
+                }
+            }
+        });
+        sim.run_input(input);
+        let n = *count.borrow();
+        n
+    };
+    assert_eq!(
+        fired(&Input::Bytes(Vec::new())),
+        0,
+        "zero input enables no site"
+    );
+    assert_eq!(
+        fired(&Input::Bytes(vec![255; 64])),
+        40,
+        "an enabled site fires when the input says so"
+    );
+    let counts: BTreeSet<u32> = (0..40).map(|s| fired(&Input::Seed(s))).collect();
+    assert!(counts.contains(&0) && counts.len() > 2, "{counts:?}");
+    assert!(!sim_core::buggify!(), "inert outside a simulation");
 }

@@ -249,6 +249,19 @@ fn bare_workload(seed: u64) -> u64 {
     now
 }
 
+/// The fixed cost of a run: the workload's three nodes, no round trips.
+fn sim_empty_run() -> u64 {
+    let mut sim = Sim::new(Config::default());
+    for name in ["echo1", "echo2"] {
+        sim.node(name, |_| async {
+            let _sock = Socket::<u64>::bind(1).unwrap();
+        });
+    }
+    sim.client("client", |_| async {});
+    black_box(sim.run_seed(1));
+    1
+}
+
 fn rss_kib(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
@@ -261,6 +274,19 @@ fn rss_kib(field: &str) -> Option<u64> {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--profile-workload") {
+        // For a profiler: the comparison workload alone.
+        for seed in 0..20_000 {
+            black_box(sim_workload(seed));
+        }
+        return;
+    }
+    if std::env::args().any(|a| a == "--profile-bare") {
+        for seed in 0..20_000 {
+            black_box(bare_workload(seed));
+        }
+        return;
+    }
     let million = std::env::args().any(|a| a == "--million");
     // `cargo bench` passes --bench; `cargo test --benches` runs this too, with fewer reps.
     let quick = !std::env::args().any(|a| a == "--bench");
@@ -279,6 +305,9 @@ fn main() {
         "timer_ns_sim={sim_timer:.1} timer_ns_bare={bare_timer:.1} ratio={:.2}",
         sim_timer / bare_timer
     );
+
+    let empty = measure(reps * 100, sim_empty_run);
+    println!("empty_run_ns={empty:.0} (three nodes started and torn down, no events)");
 
     let seeds = if quick { 50 } else { 2000 };
     println!("== (b) 3 nodes, 100 round trips, 1-10 ms latency, 1 s timeouts, 100 ms heartbeats; {seeds} seeds");

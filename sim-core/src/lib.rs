@@ -13,6 +13,7 @@
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval` |
 //! | [`net`] | typed message endpoints between named nodes |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart |
+//! | [`buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
@@ -47,6 +48,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod buggify;
 pub mod choice;
 pub mod cli;
 pub mod net;

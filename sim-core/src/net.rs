@@ -174,40 +174,36 @@ fn addr_text(w: &world::World, a: Addr) -> String {
 /// Delivers a packet that has arrived (called by the harness when it is due).
 pub(crate) fn deliver(w: &mut world::World, packet: Packet) {
     let to = packet.to;
-    let up = w.nodes.is_up(to.node.0);
-    let bound = up && w.net.mailboxes.contains_key(&(to.node.0, to.port));
+    let id = packet.id;
     let route = if w.history.is_recording() {
         format!(
-            "#{} {} -> {}",
-            packet.id,
+            "#{id} {} -> {}",
             addr_text(w, packet.from),
             addr_text(w, to)
         )
     } else {
         String::new()
     };
-    if !bound {
-        let reason = if up {
-            "no socket bound on port"
-        } else {
-            "destination node is down"
-        };
-        w.record(Some(to.node.0), EventKind::Drop { msg: packet.id }, || {
-            format!("{route}: {reason}")
-        });
-        return;
+    let up = w.nodes.is_up(to.node.0);
+    match w.net.mailboxes.get_mut(&(to.node.0, to.port)) {
+        Some(mb) if up => {
+            mb.queue.push_back((packet.from, packet.payload));
+            if let Some(waker) = mb.waiter.take() {
+                waker.wake();
+            }
+            w.record(Some(to.node.0), EventKind::Deliver { msg: id }, || route);
+        }
+        _ => {
+            let reason = if up {
+                "no socket bound on port"
+            } else {
+                "destination node is down"
+            };
+            w.record(Some(to.node.0), EventKind::Drop { msg: id }, || {
+                format!("{route}: {reason}")
+            });
+        }
     }
-    let id = packet.id;
-    let mb = w
-        .net
-        .mailboxes
-        .get_mut(&(to.node.0, to.port))
-        .expect("checked above");
-    mb.queue.push_back((packet.from, packet.payload));
-    if let Some(waker) = mb.waiter.take() {
-        waker.wake();
-    }
-    w.record(Some(to.node.0), EventKind::Deliver { msg: id }, || route);
 }
 
 /// A bound, typed message endpoint on the current node. Dropping it unbinds the port.

@@ -250,6 +250,7 @@ impl Sim {
             nodes: Nodes { list: nodes },
             history: History::new(config.recording),
             next_op: 0,
+            buggify: Default::default(),
         });
         IN_SIM.with(|f| f.set(true));
         let outcome = {
@@ -359,12 +360,19 @@ impl Driver<'_> {
                     return (Next::OutOfSteps, ended);
                 }
                 w.exec.drain_wakes();
-                let next = match w.clock.next_due(is_live) {
-                    Some(at) if at <= w.clock.now_ns => {
+                let now = w.clock.now_ns;
+                // Only look closer (skipping cancelled timers) when something may be due now;
+                // most steps just poll a ready task.
+                let due_now = match w.clock.peek_due() {
+                    Some(at) if at <= now => w.clock.next_due(is_live).filter(|&at| at <= now),
+                    _ => None,
+                };
+                let next = match due_now {
+                    Some(at) => {
                         fire_due(w, at, &mut due);
                         Next::Fired
                     }
-                    _ if !w.exec.ready.is_empty() => {
+                    None if !w.exec.ready.is_empty() => {
                         let index = w.sched.pick(&w.exec.view(), &mut *w.source);
                         let (task, future) = w.exec.take(index);
                         let node = w.exec.node_of(task);
@@ -373,13 +381,15 @@ impl Driver<'_> {
                         });
                         Next::Poll(task, future, w.epoch)
                     }
-                    Some(at) if at > budget_time_ns => Next::OutOfTime,
-                    Some(at) => {
-                        w.clock.now_ns = at;
-                        fire_due(w, at, &mut due);
-                        Next::Fired
-                    }
-                    None => Next::Idle,
+                    None => match w.clock.next_due(is_live) {
+                        Some(at) if at > budget_time_ns => Next::OutOfTime,
+                        Some(at) => {
+                            w.clock.now_ns = at;
+                            fire_due(w, at, &mut due);
+                            Next::Fired
+                        }
+                        None => Next::Idle,
+                    },
                 };
                 (next, ended)
             });
@@ -538,9 +548,15 @@ fn is_live(clock: &Clock<Pending>, p: &Pending) -> bool {
 fn fire_due(w: &mut World, at: u64, due: &mut Vec<Pending>) {
     debug_assert!(due.is_empty());
     w.clock.pop_due_at(at, due);
-    due.retain(|p| is_live(&w.clock, p));
+    if due.len() > 1 {
+        due.retain(|p| is_live(&w.clock, p));
+    }
     while !due.is_empty() {
-        let k = w.source.below("time.tie", due.len() as u64) as usize;
+        let k = if due.len() > 1 {
+            w.source.below("time.tie", due.len() as u64) as usize
+        } else {
+            0
+        };
         match due.remove(k) {
             Pending::Timer(key) => {
                 if let Some(waker) = w.clock.fire(key) {

@@ -92,32 +92,51 @@ struct TimerSlot {
     live: bool,
 }
 
+/// Queue keys are one integer, so the heap compares and moves 16 bytes: the due time in the
+/// high 64 bits, then the schedule sequence (40 bits), then the payload slot (24 bits).
+/// Ordering by key is ordering by `(due, sequence)`; the slot never decides (sequences are
+/// unique).
+fn pack_key(at_ns: u64, seq: u64, slot: u32) -> u128 {
+    assert!(seq < 1 << 40, "more than 2^40 things scheduled in one run");
+    assert!(slot < 1 << 24, "more than 2^24 things pending at once");
+    (u128::from(at_ns) << 64) | (u128::from(seq) << 24) | u128::from(slot)
+}
+
+fn unpack_key(key: u128) -> (u64, u32) {
+    ((key >> 64) as u64, (key as u32) & ((1 << 24) - 1))
+}
+
 /// The clock and its queue of pending things, ordered by `(due time, schedule sequence)`.
 ///
 /// A binary heap of small `(due, seq, slot)` keys, with the payloads in a slab beside it so
-/// sifting moves 24 bytes, not a message: O(log n) insert and pop. Cancelled timers are
+/// sifting moves 16 bytes, not a message: O(log n) insert and pop. Cancelled timers are
 /// deleted lazily (their slot's generation moves on, and the stale entry is skipped when it
 /// reaches the top).
 pub(crate) struct Clock<P> {
     pub now_ns: u64,
-    queue: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    queue: BinaryHeap<Reverse<u128>>,
     payloads: Vec<Option<P>>,
     free_payloads: Vec<u32>,
     seq: u64,
     timers: Vec<TimerSlot>,
     free: Vec<u32>,
+    /// Timers cancelled while queued since the last compaction (an upper bound on the dead
+    /// entries in the heap).
+    cancelled: usize,
 }
 
 impl<P> Clock<P> {
     pub fn new() -> Self {
         Clock {
             now_ns: 0,
-            queue: BinaryHeap::new(),
-            payloads: Vec::new(),
-            free_payloads: Vec::new(),
+            // Sized for a typical run, so a run does not spend its first events growing them.
+            queue: BinaryHeap::with_capacity(64),
+            payloads: Vec::with_capacity(64),
+            free_payloads: Vec::with_capacity(64),
             seq: 0,
-            timers: Vec::new(),
-            free: Vec::new(),
+            timers: Vec::with_capacity(16),
+            free: Vec::with_capacity(16),
+            cancelled: 0,
         }
     }
 
@@ -140,7 +159,7 @@ impl<P> Clock<P> {
             }
         };
         self.queue
-            .push(Reverse((at_ns.max(self.now_ns), self.seq, slot)));
+            .push(Reverse(pack_key(at_ns.max(self.now_ns), self.seq, slot)));
     }
 
     fn take_payload(&mut self, slot: u32) -> P {
@@ -150,10 +169,22 @@ impl<P> Clock<P> {
             .expect("invariant: a queued slot holds its payload")
     }
 
+    /// The due time at the top of the queue, which may belong to a cancelled timer: a cheap
+    /// lower bound on [`Clock::next_due`].
+    pub fn peek_due(&self) -> Option<u64> {
+        self.queue.peek().map(|k| unpack_key(k.0).0)
+    }
+
     /// The earliest due time among entries `is_live` accepts; dead entries on top are discarded.
     pub fn next_due(&mut self, mut is_live: impl FnMut(&Clock<P>, &P) -> bool) -> Option<u64> {
+        // Cancelled timers (a timeout whose operation finished first) would otherwise stay in
+        // the heap until their deadline and make every operation pay for a deeper heap. When
+        // they could be half of it, drop them all at once: O(n) now and then, amortised O(1).
+        if self.cancelled > 32 && self.cancelled * 2 > self.queue.len() {
+            self.compact(&mut is_live);
+        }
         loop {
-            let Reverse((at_ns, _, slot)) = *self.queue.peek()?;
+            let (at_ns, slot) = unpack_key(self.queue.peek()?.0);
             let what = self.payloads[slot as usize]
                 .as_ref()
                 .expect("invariant: a queued slot holds its payload");
@@ -165,9 +196,31 @@ impl<P> Clock<P> {
         }
     }
 
+    fn compact(&mut self, is_live: &mut impl FnMut(&Clock<P>, &P) -> bool) {
+        let mut queue = std::mem::take(&mut self.queue).into_vec();
+        let mut dead = Vec::new();
+        queue.retain(|&Reverse(key)| {
+            let slot = unpack_key(key).1;
+            let what = self.payloads[slot as usize]
+                .as_ref()
+                .expect("invariant: a queued slot holds its payload");
+            let live = is_live(self, what);
+            if !live {
+                dead.push(slot);
+            }
+            live
+        });
+        for slot in dead {
+            self.take_payload(slot);
+        }
+        self.queue = BinaryHeap::from(queue);
+        self.cancelled = 0;
+    }
+
     /// Pops every entry due at exactly `at_ns` into `out`, in schedule order.
     pub fn pop_due_at(&mut self, at_ns: u64, out: &mut Vec<P>) {
-        while let Some(&Reverse((at, _, slot))) = self.queue.peek() {
+        while let Some(&Reverse(key)) = self.queue.peek() {
+            let (at, slot) = unpack_key(key);
             if at != at_ns {
                 break;
             }
@@ -228,6 +281,10 @@ impl<P> Clock<P> {
     pub fn release(&mut self, key: TimerKey) {
         if self.timer_is_live(key) {
             let t = &mut self.timers[key.slot as usize];
+            if t.waker.is_some() {
+                // Released before it fired: its queue entry is now dead.
+                self.cancelled += 1;
+            }
             t.live = false;
             t.waker = None;
             t.generation = t.generation.wrapping_add(1);

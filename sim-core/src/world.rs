@@ -39,6 +39,8 @@ pub(crate) struct World {
     pub nodes: Nodes,
     pub history: History,
     pub next_op: u64,
+    /// Fault points reached so far, and whether each is enabled this run.
+    pub buggify: std::collections::BTreeMap<&'static str, bool>,
 }
 
 impl World {

@@ -201,6 +201,11 @@ async fn client(model: Rc<RefCell<Model>>, pinned: bool) {
         })
         .await;
         sim::op_result(op, &result.ok());
+        // Leaving the system quiet is a choice too: what constant traffic hides shows here.
+        if sim::draw(|s| s.chance("2pc.quiet", 1, 4)) {
+            let quiet_ms = sim::draw(|s| s.range_inclusive("2pc.quiet_ms", 1, 3000));
+            sim_core::time::sleep(Duration::from_millis(quiet_ms)).await;
+        }
     }
 }
 
