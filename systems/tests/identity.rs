@@ -2,8 +2,24 @@
 
 use std::process::Command;
 
+/// The first seed whose run of the planted bug fails (found, not pinned).
+fn failing_seed() -> String {
+    let spec = systems::two_pc::SPEC;
+    let opts = spec.options(Some("first-vote-wins")).unwrap();
+    let seed = (0..200u64)
+        .find(|&seed| {
+            spec.run(&opts, &sim_core::choice::Input::Seed(seed))
+                .outcome
+                .class
+                .is_failure()
+        })
+        .expect("the planted bug fails within 200 seeds");
+    seed.to_string()
+}
+
 #[test]
 fn a_failure_prints_commit_toolchain_and_target() {
+    let seed = failing_seed();
     let dir = std::env::temp_dir().join(format!("sim-identity-test-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
         .args([
@@ -13,7 +29,7 @@ fn a_failure_prints_commit_toolchain_and_target() {
             "--bug",
             "first-vote-wins",
             "--seed",
-            "0",
+            seed.as_str(),
             "--failures-dir",
         ])
         .arg(&dir)

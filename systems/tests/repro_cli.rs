@@ -2,6 +2,21 @@
 
 use std::process::Command;
 
+/// The first seed whose run of the planted bug fails (found, not pinned).
+fn failing_seed() -> String {
+    let spec = systems::two_pc::SPEC;
+    let opts = spec.options(Some("first-vote-wins")).unwrap();
+    let seed = (0..200u64)
+        .find(|&seed| {
+            spec.run(&opts, &sim_core::choice::Input::Seed(seed))
+                .outcome
+                .class
+                .is_failure()
+        })
+        .expect("the planted bug fails within 200 seeds");
+    seed.to_string()
+}
+
 fn sim(args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
         .args(args)
@@ -22,6 +37,7 @@ fn value(text: &str, key: &str) -> Option<String> {
 
 #[test]
 fn a_shrunk_repro_replays_strictly_in_a_fresh_process() {
+    let seed = failing_seed();
     let dir = std::env::temp_dir().join(format!("sim-repro-cli-test-{}", std::process::id()));
     let dir_arg = dir.to_str().unwrap();
     let (code, shrunk) = sim(&[
@@ -31,7 +47,7 @@ fn a_shrunk_repro_replays_strictly_in_a_fresh_process() {
         "--bug",
         "first-vote-wins",
         "--seed",
-        "12",
+        seed.as_str(),
         "--failures-dir",
         dir_arg,
     ]);
