@@ -400,6 +400,12 @@ text {{ paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: r
             }
             EventKind::Note { .. } => label(&mut s, "#555", &format!("note: {detail}")),
             EventKind::Step { .. } | EventKind::Spawn { .. } | EventKind::TaskDone { .. } => {}
+            // Kinds added after this picture was designed still get a mark and their words.
+            #[allow(unreachable_patterns)]
+            _ => {
+                let _ = writeln!(s, r##"<circle cx="{x}" cy="{y}" r="3" fill="#777"/>"##);
+                label(&mut s, "#555", &format!("{} {detail}", e.kind.name()));
+            }
         }
     }
     s.push_str("</svg>\n");
