@@ -13,7 +13,7 @@
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval` |
 //! | [`net`] | typed message endpoints between named nodes |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart |
-//! | [`buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
+//! | [`mod@buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
