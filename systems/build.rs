@@ -35,11 +35,16 @@ fn main() {
     println!("cargo:rustc-env=SIM_BUILD_TARGET={target}");
     // Re-run when the commit or the working tree changes.
     println!("cargo:rerun-if-env-changed=SIM_BUILD_COMMIT");
-    if let Some(git_dir) = run("git", &["rev-parse", "--git-dir"]) {
-        for file in ["HEAD", "index"] {
-            let path = Path::new(&git_dir).join(file);
-            if path.exists() {
-                println!("cargo:rerun-if-changed={}", path.display());
+    // HEAD, the branch it points to (a commit moves that, not HEAD), packed refs and the
+    // index; `--git-path` finds them in a linked worktree too.
+    let mut watched = vec!["HEAD".to_string(), "index".to_string(), "packed-refs".to_string()];
+    if let Some(branch) = run("git", &["symbolic-ref", "-q", "HEAD"]) {
+        watched.push(branch);
+    }
+    for name in watched {
+        if let Some(path) = run("git", &["rev-parse", "--git-path", &name]) {
+            if Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={path}");
             }
         }
     }
