@@ -37,7 +37,11 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SIM_BUILD_COMMIT");
     // HEAD, the branch it points to (a commit moves that, not HEAD), packed refs and the
     // index; `--git-path` finds them in a linked worktree too.
-    let mut watched = vec!["HEAD".to_string(), "index".to_string(), "packed-refs".to_string()];
+    let mut watched = vec![
+        "HEAD".to_string(),
+        "index".to_string(),
+        "packed-refs".to_string(),
+    ];
     if let Some(branch) = run("git", &["symbolic-ref", "-q", "HEAD"]) {
         watched.push(branch);
     }
