@@ -69,6 +69,11 @@ pub trait Source {
 
     /// True once a draw wanted input that was not there (always false for [`Seeded`]).
     fn is_exhausted(&self) -> bool;
+
+    /// Told that a workload operation starts here (by [`crate::sim::op_start`]). It consumes
+    /// nothing and changes no draw. A source that logs draws may note the position, so that a
+    /// shrinker can treat one operation's draws as one block; the default does nothing.
+    fn mark_op(&mut self) {}
 }
 
 /// The typed draws every [`Source`] offers: integers, probabilities, picks, `Arbitrary` values.
@@ -369,6 +374,9 @@ impl<S: Source> Source for Recorder<S> {
     fn is_exhausted(&self) -> bool {
         self.inner.is_exhausted()
     }
+    fn mark_op(&mut self) {
+        self.inner.mark_op()
+    }
 }
 
 impl<S: Source + ?Sized> Source for Box<S> {
@@ -380,6 +388,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn is_exhausted(&self) -> bool {
         (**self).is_exhausted()
+    }
+    fn mark_op(&mut self) {
+        (**self).mark_op()
     }
 }
 

@@ -13,10 +13,13 @@
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval` |
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart |
-//! | [`buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
+//! | [`mod@buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
+//! | [`shrink`] | the shrinker: a failing input made small, same failure, verified |
+//! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
+//! | [`render`] | pictures of a trace: space-time diagram (SVG), ShiViz log, the story |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
@@ -50,8 +53,11 @@ pub mod choice;
 pub mod cli;
 pub mod net;
 pub mod node;
+pub mod render;
 pub mod report;
+pub mod repro;
 pub mod rt;
+pub mod shrink;
 pub mod sim;
 pub mod system;
 pub mod time;

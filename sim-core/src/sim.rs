@@ -622,6 +622,7 @@ pub struct OpId(pub u64);
 pub fn op_start(op: &(impl Debug + Hash)) -> OpId {
     let digest = stable_hash(op);
     with(|w| {
+        w.source.mark_op();
         let id = w.next_op;
         w.next_op += 1;
         let node = w.current_node();
@@ -697,6 +698,9 @@ impl Source for SharedRecorder {
     }
     fn is_exhausted(&self) -> bool {
         self.inner.is_exhausted()
+    }
+    fn mark_op(&mut self) {
+        self.inner.mark_op()
     }
 }
 

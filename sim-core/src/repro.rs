@@ -1,0 +1,482 @@
+//! Repro files, trace files and run identity: what a failure leaves behind.
+//!
+//! # The repro file (`*.repro.json`)
+//!
+//! A failing input is only useful with the system it ran against. A repro file holds both, so
+//! `sim replay FILE` needs nothing else. It is JSON, self-describing and versioned:
+//!
+//! ```json
+//! {
+//!   "format": "sim-repro",
+//!   "version": 1,
+//!   "system": "two-pc",
+//!   "bug": "first-vote-wins",
+//!   "pinned": false,
+//!   "strategy": "uniform",
+//!   "input_hex": "0300000001",
+//!   "origin": "seed:11",
+//!   "history_hash": "082921fbc28ee40a",
+//!   "class": "correctness",
+//!   "invariant": "atomicity",
+//!   "steps": 49
+//! }
+//! ```
+//!
+//! * `input_hex` is the byte input (always bytes: a seed is re-encoded through its draw log,
+//!   see [`crate::choice::Recorder`]); `origin` says where it came from and is informational.
+//! * `history_hash` is the pinned hash: a replay that does not reproduce it exactly is a
+//!   diverged replay, not the same failure. `class`, `invariant` and `steps` are what the run
+//!   ended with when the file was written.
+//! * A reader rejects another `format` and any `version` newer than it knows, with a message
+//!   that says so. Unknown fields are ignored, so later versions may add fields.
+//!
+//! A plain byte file (a fuzzer's input, or `--save-input`) is the same input without the
+//! system: replay it with `sim replay --system NAME [--bug B] FILE`.
+//!
+//! # The trace file (`*.trace.json`)
+//!
+//! `--trace-json PATH` writes a [`TraceFile`]: format `sim-trace`, version 1, the system, bug
+//! and input identity, the [`Outcome`], and every [`Event`] as serde serialises it. Failures
+//! also get a readable `*.trace.txt`, one line per event.
+//!
+//! ```
+//! use sim_core::repro::Repro;
+//!
+//! let repro = Repro::new("two-pc", Some("first-vote-wins"), vec![3, 0, 0, 0, 1]);
+//! let text = repro.to_json();
+//! let back = Repro::from_json(&text).unwrap();
+//! assert_eq!(back, repro);
+//! assert_eq!(back.input().unwrap(), [3, 0, 0, 0, 1]);
+//! assert!(Repro::from_json(r#"{"format":"other"}"#).is_err());
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::choice::Input;
+use crate::report::Outcome;
+use crate::rt::Strategy;
+use crate::sim::Report;
+use crate::system::{RunOptions, SystemSpec};
+use crate::trace::{render_lines, stable_hash_bytes, Event, Recording};
+
+/// The repro format's name.
+pub const REPRO_FORMAT: &str = "sim-repro";
+/// The newest repro version this crate reads and the one it writes.
+pub const REPRO_VERSION: u32 = 1;
+/// The trace file format's name.
+pub const TRACE_FORMAT: &str = "sim-trace";
+
+/// Errors reading a repro or trace file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproError {
+    /// Not JSON of the expected shape.
+    #[error("not a {expected} file ({source}); repro and trace files are JSON written by `sim run`, `sim sweep` and `sim shrink` (traces with --trace-json)")]
+    Parse {
+        /// The format that was expected.
+        expected: &'static str,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
+    /// JSON, but another format.
+    #[error("the file's format is {found:?}, not {expected:?}")]
+    WrongFormat {
+        /// What the file says.
+        found: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// Written by a newer version.
+    #[error(
+        "repro version {found} is newer than this build reads (up to {REPRO_VERSION}); update sim"
+    )]
+    TooNew {
+        /// The file's version.
+        found: u32,
+    },
+    /// `input_hex` is not hex.
+    #[error("input_hex is not an even-length string of hex digits (bad at character {at})")]
+    BadHex {
+        /// Where it went wrong.
+        at: usize,
+    },
+}
+
+/// A self-describing failing (or interesting) input: system, bug, flags, bytes, pinned hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repro {
+    /// Always [`REPRO_FORMAT`].
+    pub format: String,
+    /// [`REPRO_VERSION`] when written by this crate.
+    pub version: u32,
+    /// The system's registered name.
+    pub system: String,
+    /// The planted bug, if any.
+    pub bug: Option<String>,
+    /// `--pinned` workload.
+    #[serde(default)]
+    pub pinned: bool,
+    /// Scheduling strategy name.
+    #[serde(default = "default_strategy")]
+    pub strategy: String,
+    /// The byte input, hex.
+    pub input_hex: String,
+    /// Where the input came from (`seed:11`, `shrunk from seed:11`, a file hash).
+    #[serde(default)]
+    pub origin: String,
+    /// The history hash a strict replay must reproduce (16 hex digits), if pinned.
+    #[serde(default)]
+    pub history_hash: Option<String>,
+    /// How the run ended when written.
+    #[serde(default)]
+    pub class: Option<String>,
+    /// The failed invariant, if any.
+    #[serde(default)]
+    pub invariant: Option<String>,
+    /// History length when written.
+    #[serde(default)]
+    pub steps: Option<u64>,
+}
+
+fn default_strategy() -> String {
+    "uniform".to_string()
+}
+
+impl Repro {
+    /// A repro of `input` for `system` with `bug`, default flags, nothing pinned yet.
+    pub fn new(system: &str, bug: Option<&str>, input: Vec<u8>) -> Repro {
+        Repro {
+            format: REPRO_FORMAT.to_string(),
+            version: REPRO_VERSION,
+            system: system.to_string(),
+            bug: bug.map(str::to_string),
+            pinned: false,
+            strategy: default_strategy(),
+            input_hex: to_hex(&input),
+            origin: String::new(),
+            history_hash: None,
+            class: None,
+            invariant: None,
+            steps: None,
+        }
+    }
+
+    /// Pins the outcome a strict replay must reproduce.
+    pub fn pin(mut self, outcome: &Outcome) -> Repro {
+        self.history_hash = Some(format!("{:016x}", outcome.history_hash));
+        self.class = Some(outcome.class.name().to_string());
+        self.invariant = outcome.invariant.clone();
+        self.steps = Some(outcome.steps);
+        self
+    }
+
+    /// The input bytes.
+    pub fn input(&self) -> Result<Vec<u8>, ReproError> {
+        from_hex(&self.input_hex)
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a repro serialises")
+    }
+
+    /// Parses and checks format and version.
+    pub fn from_json(text: &str) -> Result<Repro, ReproError> {
+        #[derive(Deserialize)]
+        struct Head {
+            format: Option<String>,
+            version: Option<u32>,
+        }
+        let head: Head = serde_json::from_str(text).map_err(|source| ReproError::Parse {
+            expected: REPRO_FORMAT,
+            source,
+        })?;
+        let found = head.format.unwrap_or_default();
+        if found != REPRO_FORMAT {
+            return Err(ReproError::WrongFormat {
+                found,
+                expected: REPRO_FORMAT,
+            });
+        }
+        if let Some(v) = head.version.filter(|&v| v > REPRO_VERSION) {
+            return Err(ReproError::TooNew { found: v });
+        }
+        let repro: Repro = serde_json::from_str(text).map_err(|source| ReproError::Parse {
+            expected: REPRO_FORMAT,
+            source,
+        })?;
+        repro.input()?;
+        Ok(repro)
+    }
+
+    /// True if `text` looks like a repro file (a JSON object naming [`REPRO_FORMAT`]).
+    pub fn sniff(bytes: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+        text.trim_start().starts_with('{') && text.contains(REPRO_FORMAT)
+    }
+}
+
+/// A machine-readable trace: format, identity, outcome and events.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceFile {
+    /// Always [`TRACE_FORMAT`].
+    pub format: String,
+    /// 1.
+    pub version: u32,
+    /// The system.
+    pub system: String,
+    /// The bug, if any.
+    pub bug: Option<String>,
+    /// The input's identity (`seed:11`, `bytes:5:<hash>`).
+    pub input: String,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Every event.
+    pub events: Vec<Event>,
+}
+
+impl TraceFile {
+    /// A trace file for one run.
+    pub fn new(
+        system: &str,
+        bug: Option<&str>,
+        input: &str,
+        outcome: &Outcome,
+        events: &[Event],
+    ) -> TraceFile {
+        TraceFile {
+            format: TRACE_FORMAT.to_string(),
+            version: 1,
+            system: system.to_string(),
+            bug: bug.map(str::to_string),
+            input: input.to_string(),
+            outcome: outcome.clone(),
+            events: events.to_vec(),
+        }
+    }
+
+    /// Reads a trace file, or a bare JSON array of events.
+    pub fn events_from_json(text: &str) -> Result<Vec<Event>, ReproError> {
+        let parse = |source| ReproError::Parse {
+            expected: TRACE_FORMAT,
+            source,
+        };
+        if text.trim_start().starts_with('[') {
+            return serde_json::from_str(text).map_err(parse);
+        }
+        let file: TraceFile = serde_json::from_str(text).map_err(parse)?;
+        if file.format != TRACE_FORMAT {
+            return Err(ReproError::WrongFormat {
+                found: file.format,
+                expected: TRACE_FORMAT,
+            });
+        }
+        Ok(file.events)
+    }
+}
+
+/// What was built, and from what: printed with every failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildInfo {
+    /// `git rev-parse --short HEAD`, with `-dirty` if the tree had changes; `unknown` without git.
+    pub commit: &'static str,
+    /// `rustc -V` of the toolchain that built the binary.
+    pub rustc: &'static str,
+    /// The target triple.
+    pub target: &'static str,
+}
+
+impl BuildInfo {
+    /// For binaries that do not capture their build (no build script): every field `unknown`.
+    pub const UNKNOWN: BuildInfo = BuildInfo {
+        commit: "unknown",
+        rustc: "unknown",
+        target: "unknown",
+    };
+}
+
+/// The identity of one run: enough to reproduce it and to know what produced it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunIdentity {
+    /// `seed:N` or `bytes:LEN:HASH`.
+    pub input: String,
+    /// The build.
+    pub build: BuildInfo,
+    /// The flags that affect the run (`--system two-pc --bug first-vote-wins ...`).
+    pub flags: String,
+}
+
+impl fmt::Display for RunIdentity {
+    /// One `key=value` line: `input=... commit=... toolchain="..." target=... flags="..."`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "identity input={} commit={} toolchain={:?} target={} flags={:?}",
+            self.input, self.build.commit, self.build.rustc, self.build.target, self.flags
+        )
+    }
+}
+
+/// Where a failure's files went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailureFiles {
+    /// Readable trace, one line per event.
+    pub trace_txt: PathBuf,
+    /// [`TraceFile`] JSON.
+    pub trace_json: PathBuf,
+    /// [`Repro`] JSON.
+    pub repro: PathBuf,
+}
+
+/// Writes a failure's readable trace, JSON trace and repro into `dir` (created if needed), as
+/// `STEM.trace.txt`, `STEM.trace.json` and `STEM.repro.json`. For sweeps, fuzz runs and tests.
+pub fn write_failure(
+    dir: &Path,
+    stem: &str,
+    repro: &Repro,
+    trace: &TraceFile,
+) -> std::io::Result<FailureFiles> {
+    std::fs::create_dir_all(dir)?;
+    let files = FailureFiles {
+        trace_txt: dir.join(format!("{stem}.trace.txt")),
+        trace_json: dir.join(format!("{stem}.trace.json")),
+        repro: dir.join(format!("{stem}.repro.json")),
+    };
+    std::fs::write(&files.trace_txt, render_lines(&trace.events))?;
+    std::fs::write(
+        &files.trace_json,
+        serde_json::to_string(trace).expect("a trace serialises"),
+    )?;
+    std::fs::write(&files.repro, repro.to_json() + "\n")?;
+    Ok(files)
+}
+
+/// `seed:N` or `bytes:LEN:HASH`: how an input is named in output, trace files and repros.
+pub fn input_identity(input: &Input) -> String {
+    match input {
+        Input::Seed(seed) => format!("seed:{seed}"),
+        Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
+    }
+}
+
+/// `system-bug-input`: the file stem of a failure's files (`bug` is `correct` when unset).
+pub fn failure_stem(system: &str, bug: Option<&str>, input: &Input) -> String {
+    let input = match input {
+        Input::Seed(seed) => format!("seed-{seed}"),
+        Input::Bytes(b) => format!("bytes-{:016x}", stable_hash_bytes(b)),
+    };
+    format!("{system}-{}-{input}", bug.unwrap_or("correct"))
+}
+
+/// The command-line name of a strategy.
+pub fn strategy_name(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::Uniform => "uniform",
+        Strategy::Pct => "pct",
+        Strategy::Fifo => "fifo",
+    }
+}
+
+/// Runs `input` on `spec` with every event recorded and, if the run fails, writes its files
+/// into `dir` (see [`write_failure`]). For tests and fuzz targets: call it on a failing
+/// input and print the paths, so the failure outlives the test process.
+///
+/// ```
+/// # use sim_core::{choice::Input, sim::Sim, system::{BugSpec, RunOptions, SystemSpec}};
+/// # fn build(o: &RunOptions) -> Sim { let mut s = Sim::new(o.config.clone()); s.invariant("ok", || Err("no".into())); s }
+/// # const SPEC: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], build };
+/// let dir = std::env::temp_dir().join(format!("doc-record-failure-{}", std::process::id()));
+/// let (report, files) = sim_core::repro::record_failure(&SPEC, &SPEC.options(None).unwrap(), &Input::Seed(3), &dir).unwrap();
+/// assert!(report.outcome.class.is_failure());
+/// let files = files.expect("a failure leaves files");
+/// assert!(std::fs::read_to_string(&files.trace_txt).unwrap().contains("FAILED"));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn record_failure(
+    spec: &SystemSpec,
+    opts: &RunOptions,
+    input: &Input,
+    dir: &Path,
+) -> std::io::Result<(Report, Option<FailureFiles>)> {
+    let mut record = opts.clone();
+    record.config.recording = Recording::Full;
+    let (report, bytes) = (spec.build)(&record).run_recorded(input);
+    if !report.outcome.class.is_failure() {
+        return Ok((report, None));
+    }
+    let identity = input_identity(input);
+    let mut repro = Repro::new(spec.name, opts.bug, bytes).pin(&report.outcome);
+    repro.pinned = opts.pinned;
+    repro.strategy = strategy_name(opts.config.strategy).to_string();
+    repro.origin = identity.clone();
+    let trace = TraceFile::new(
+        spec.name,
+        opts.bug,
+        &identity,
+        &report.outcome,
+        report.history.events(),
+    );
+    let files = write_failure(
+        dir,
+        &failure_stem(spec.name, opts.bug, input),
+        &repro,
+        &trace,
+    )?;
+    Ok((report, Some(files)))
+}
+
+/// The last `n` lines of a readable trace.
+pub fn last_lines(events: &[Event], n: usize) -> String {
+    render_lines(&events[events.len().saturating_sub(n)..])
+}
+
+/// Lower-case hex.
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses [`to_hex`]'s output (either case).
+pub fn from_hex(text: &str) -> Result<Vec<u8>, ReproError> {
+    let text = text.trim();
+    let digits = text.as_bytes();
+    if digits.len() % 2 != 0 {
+        return Err(ReproError::BadHex { at: digits.len() });
+    }
+    let value = |i: usize| {
+        (digits[i] as char)
+            .to_digit(16)
+            .ok_or(ReproError::BadHex { at: i })
+    };
+    (0..digits.len() / 2)
+        .map(|k| Ok((value(2 * k)? * 16 + value(2 * k + 1)?) as u8))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_rejects_junk() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(from_hex(&to_hex(&bytes)).unwrap(), bytes);
+        assert_eq!(from_hex("0A0b").unwrap(), [10, 11]);
+        assert!(matches!(from_hex("abc"), Err(ReproError::BadHex { at: 3 })));
+        assert!(matches!(from_hex("zz"), Err(ReproError::BadHex { at: 0 })));
+    }
+
+    #[test]
+    fn repro_round_trips_and_checks_version() {
+        let r = Repro::new("s", None, vec![1, 2]);
+        assert_eq!(Repro::from_json(&r.to_json()).unwrap(), r);
+        let newer = r.to_json().replace("\"version\": 1", "\"version\": 2");
+        assert!(matches!(
+            Repro::from_json(&newer),
+            Err(ReproError::TooNew { found: 2 })
+        ));
+        assert!(Repro::sniff(r.to_json().as_bytes()));
+        assert!(!Repro::sniff(&[0, 1, 2]));
+    }
+}

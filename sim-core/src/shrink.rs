@@ -1,0 +1,600 @@
+//! The shrinker: reduce a failing input while the *same* failure still occurs.
+//!
+//! Works on stable Rust, without libFuzzer, over the **choice sequence**: the draw log of a
+//! run (label, bound, value), which [`crate::choice::encode`] turns into the bytes that
+//! replay it. Every edit is made on whole draws, so it stays aligned with choice boundaries
+//! (a draw's byte width follows from its bound, see [`crate::choice::bytes_for_bound`]).
+//!
+//! # The search
+//!
+//! Passes in the style of Hypothesis, repeated until a whole round changes nothing:
+//!
+//! 1. **delete operations**: the draws of one workload operation (from its
+//!    [`crate::sim::op_start`] to the next one's) go as one block, alone and together with
+//!    lowering a draw made before the first operation by one (the operation *count*, in a
+//!    workload that draws one up front); then zero an operation's block;
+//! 2. **cut the tail**: keep only a prefix of the draws (the rest read as defaults);
+//! 3. **delete blocks** of 8, 4, 2 and 1 consecutive draws;
+//! 4. **zero blocks** of 8, 4, 2 and 1 consecutive draws;
+//! 5. **lower values**: each integer, and each byte of a raw draw, to 0, else by binary search;
+//! 6. **sort operations**: swap adjacent operations whose blocks are out of order.
+//!
+//! Candidates are compared in **shortlex** order of their bytes (shorter first, then
+//! lexicographically smaller), and only a smaller candidate is run. A candidate is accepted
+//! when the run fails the same way; what is kept is not the candidate but the draws the run
+//! *actually made*, re-encoded (never larger than the candidate), so every kept input is one
+//! the system itself produced. Shortlex is a well-order, so the search ends; a run budget
+//! bounds it as well.
+//!
+//! # Same failure
+//!
+//! By default a candidate must end in the same class with the same invariant as the original
+//! ([`Outcome::same_failure`]). With several invariants, "any failure" would happily shrink
+//! one bug into a different one, which looks like progress and is worse than no shrink;
+//! [`Shrinker::matching`] takes the caller's own predicate instead.
+//!
+//! # Identities after a deletion
+//!
+//! Deleting an operation's draws removes the tasks and messages it created, and every task
+//! and message after it is numbered one lower in the new run. That renumbering cannot make a
+//! later choice mean something else, because **no draw names a task or a message by id**: a
+//! scheduling draw is a position in the ready set, which is kept in spawn order (a deletion
+//! keeps the relative order of every task that remains), and a tie draw is a position among
+//! the events due at one instant, in schedule order. This is the difference from a shrinker
+//! that records `(step, process id)` entries, where a deletion renames every later process
+//! and strands its entries; here nothing needs pinning or remapping, and the shrunk input
+//! stays a plain byte input that `Bytes` (and `cargo fuzz tmin`) can replay alone. Ids in
+//! the shrunk *trace* (task 5, message #3) are the shrunk run's own, counted afresh.
+//!
+//! What positions cannot give is independence from leftovers: if the deleted operation still
+//! had a message in flight or a task ready when the next one started, the ready sets after
+//! the deletion differ and so may the schedule. The test
+//! `deleting_an_operation_keeps_the_later_schedule` checks, on two-phase commit, that deleting
+//! a transaction that started and ended quiet leaves everything after it identical up to
+//! renumbering; the shrinker itself simply tries the deletion and keeps it only if the same
+//! failure follows. The first operation's block also holds the draws that start the other
+//! nodes, since operations are marked where they start.
+//!
+//! # Verification
+//!
+//! The result is replayed strictly from its bytes alone, twice, through the plain
+//! [`Sim::run_input`] path: it must match the predicate, consume exactly its own bytes and
+//! give the history hash seen while shrinking. [`Shrunk::verified`] says whether it did. If
+//! nothing smaller fails the same way, the original input comes back with
+//! [`Shrunk::improved`] false — never a smaller input that fails differently.
+//!
+//! ```
+//! use sim_core::choice::{Choices, Input};
+//! use sim_core::shrink::Shrinker;
+//! use sim_core::sim::{self, Config, Sim};
+//! use std::{cell::Cell, rc::Rc};
+//!
+//! // Fails when any of up to 8 drawn values reaches 200.
+//! fn scenario() -> Sim {
+//!     let mut sim = Sim::new(Config::default());
+//!     let worst = Rc::new(Cell::new(0u64));
+//!     let w = worst.clone();
+//!     sim.client("client", move |_| {
+//!         let w = w.clone();
+//!         async move {
+//!             let n = sim::draw(|s| s.below("count", 8));
+//!             for _ in 0..n {
+//!                 let v = sim::draw(|s| s.below("value", 256));
+//!                 sim::op_start(&v);
+//!                 w.set(w.get().max(v));
+//!             }
+//!         }
+//!     });
+//!     sim.invariant("small", move || if worst.get() < 200 { Ok(()) } else { Err("too big".into()) });
+//!     sim
+//! }
+//! let input = Input::Bytes(vec![7, 3, 9, 250, 1, 255, 4]);
+//! let shrunk = Shrinker::new(scenario).run(&input).unwrap();
+//! assert!(shrunk.verified && shrunk.improved);
+//! assert_eq!(shrunk.outcome.invariant.as_deref(), Some("small"));
+//! assert_eq!(shrunk.bytes, [1, 200]); // one operation, the smallest value that fails
+//! assert_eq!(shrunk.ops_after, 1);
+//! ```
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use crate::choice::{encode, Bytes, Draw, DrawValue, Input, Source};
+use crate::report::Outcome;
+use crate::sim::Sim;
+use crate::trace::{Event, Recording};
+
+/// Why shrinking could not start.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShrinkError {
+    /// The input does not fail (with the default predicate) or does not match the caller's.
+    #[error("the input does not fail in a way to shrink ({summary}); give a failing input, e.g. a seed `sim sweep` reported")]
+    NotFailing {
+        /// The original run's summary line.
+        summary: String,
+    },
+    /// The bytes recorded from the original run did not replay it: a framework bug (a
+    /// decision not drawn from the source, or state leaking between runs).
+    #[error("the original run does not replay from its recorded bytes (hash {expected:016x} became {got:016x}); the system has a source of nondeterminism outside the input")]
+    NotReplayable {
+        /// History hash of the original run.
+        expected: u64,
+        /// History hash of the replay.
+        got: u64,
+    },
+}
+
+/// The result of shrinking.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    /// The original input's bytes: as given, or for a seed its draw log re-encoded.
+    pub bytes_before: Vec<u8>,
+    /// The shrunk input (the original bytes if nothing smaller failed the same way).
+    pub bytes: Vec<u8>,
+    /// How the original run ended.
+    pub outcome_before: Outcome,
+    /// How the shrunk run ended (from the verifying replay).
+    pub outcome: Outcome,
+    /// Workload operations ([`crate::sim::op_start`] calls) in the original run.
+    pub ops_before: usize,
+    /// Workload operations in the shrunk run.
+    pub ops_after: usize,
+    /// The shrunk run's full trace.
+    pub trace: Vec<Event>,
+    /// True if the shrunk input replayed strictly: same failure, same bytes consumed, same
+    /// history hash, twice.
+    pub verified: bool,
+    /// True if something smaller than the original fails the same way.
+    pub improved: bool,
+    /// Candidate runs made.
+    pub runs: u64,
+}
+
+type Matcher<'a> = Box<dyn Fn(&Outcome) -> bool + 'a>;
+
+/// Configures and runs a shrink. See the [module docs](self).
+pub struct Shrinker<'a> {
+    build: Box<dyn Fn() -> Sim + 'a>,
+    matches: Option<Matcher<'a>>,
+    max_runs: u64,
+}
+
+impl<'a> Shrinker<'a> {
+    /// Shrinks runs of the scenarios `build` makes (a fresh [`Sim`] per run).
+    pub fn new(build: impl Fn() -> Sim + 'a) -> Self {
+        Shrinker {
+            build: Box::new(build),
+            matches: None,
+            max_runs: 10_000,
+        }
+    }
+
+    /// Accept a candidate when `matches` says its outcome is the failure being shrunk. The
+    /// original must match too. Default: same class and invariant as the original.
+    pub fn matching(mut self, matches: impl Fn(&Outcome) -> bool + 'a) -> Self {
+        self.matches = Some(Box::new(matches));
+        self
+    }
+
+    /// At most this many candidate runs (default 10 000).
+    pub fn max_runs(mut self, runs: u64) -> Self {
+        self.max_runs = runs;
+        self
+    }
+
+    /// Shrinks `input`.
+    pub fn run(&self, input: &Input) -> Result<Shrunk, ShrinkError> {
+        let original = self.execute(input.source(), None);
+        let matches: &dyn Fn(&Outcome) -> bool = match &self.matches {
+            Some(m) => {
+                if !m(&original.outcome) {
+                    return Err(ShrinkError::NotFailing {
+                        summary: original.outcome.summary_line(),
+                    });
+                }
+                m.as_ref()
+            }
+            None => {
+                if !original.outcome.class.is_failure() {
+                    return Err(ShrinkError::NotFailing {
+                        summary: original.outcome.summary_line(),
+                    });
+                }
+                &|o: &Outcome| o.same_failure(&original.outcome)
+            }
+        };
+        // The search starts from the draws the run made, re-encoded (a seed has no bytes of its
+        // own, and bytes a run never read are dropped); a byte input is reported as given.
+        let canonical = encode(&original.draws);
+        let bytes_before = match input {
+            Input::Bytes(given) => given.clone(),
+            Input::Seed(_) => canonical.clone(),
+        };
+        let replayed = self.execute(Box::new(Bytes::new(canonical)), None);
+        if replayed.outcome.history_hash != original.outcome.history_hash {
+            return Err(ShrinkError::NotReplayable {
+                expected: original.outcome.history_hash,
+                got: replayed.outcome.history_hash,
+            });
+        }
+        // Candidates may not run much longer than the original: a candidate that wanders off
+        // into a long passing run is not the failure, and must not cost a million steps.
+        let budget_steps = original.outcome.steps.saturating_mul(4).max(10_000);
+        let mut search = Search {
+            shrinker: self,
+            matches,
+            budget_steps,
+            best: Candidate::from_run(replayed),
+            seen: BTreeSet::new(),
+            runs: 0,
+        };
+        search.fixed_point();
+        let best = search.best;
+        let runs = search.runs;
+        let improved = shortlex_less(&best.bytes, &bytes_before);
+        let (verified, outcome, trace) = self.verify(&best, matches);
+        Ok(Shrunk {
+            bytes_before,
+            bytes: best.bytes,
+            outcome_before: original.outcome,
+            outcome,
+            ops_before: original.ops.len(),
+            ops_after: best.ops.len(),
+            trace,
+            verified,
+            improved,
+            runs,
+        })
+    }
+
+    /// Replays `best` from its bytes alone, twice, through the plain path.
+    fn verify(
+        &self,
+        best: &Candidate,
+        matches: &dyn Fn(&Outcome) -> bool,
+    ) -> (bool, Outcome, Vec<Event>) {
+        let logged = self.execute(Box::new(Bytes::new(best.bytes.clone())), None);
+        let plain = {
+            let mut sim = (self.build)();
+            sim.config_mut().recording = Recording::Full;
+            sim.run_input(&Input::Bytes(best.bytes.clone()))
+        };
+        let verified = matches(&plain.outcome)
+            && plain.outcome.history_hash == best.history_hash
+            && logged.outcome.history_hash == best.history_hash
+            && encode(&logged.draws) == best.bytes;
+        (verified, plain.outcome, plain.history.into_events())
+    }
+
+    fn execute(&self, source: Box<dyn Source>, budget_steps: Option<u64>) -> Run {
+        let draws = Rc::new(RefCell::new(Vec::new()));
+        let ops = Rc::new(RefCell::new(Vec::new()));
+        let logger = Logger {
+            inner: source,
+            draws: draws.clone(),
+            ops: ops.clone(),
+        };
+        let mut sim = (self.build)();
+        if let Some(budget) = budget_steps {
+            let config = sim.config_mut();
+            config.budget_steps = config.budget_steps.min(budget);
+        }
+        let report = sim.run(Box::new(logger));
+        Run {
+            outcome: report.outcome,
+            draws: draws.take(),
+            ops: ops.take(),
+        }
+    }
+}
+
+/// One logged run.
+struct Run {
+    outcome: Outcome,
+    draws: Vec<Draw>,
+    /// Index into `draws` where each operation started.
+    ops: Vec<usize>,
+}
+
+/// The best input so far: what a run actually drew, and its encoding.
+struct Candidate {
+    draws: Vec<Draw>,
+    ops: Vec<usize>,
+    bytes: Vec<u8>,
+    history_hash: u64,
+}
+
+impl Candidate {
+    fn from_run(run: Run) -> Candidate {
+        let bytes = encode(&run.draws);
+        Candidate {
+            draws: run.draws,
+            ops: run.ops,
+            bytes,
+            history_hash: run.outcome.history_hash,
+        }
+    }
+
+    /// The half-open draw range of operation `i`.
+    fn op_block(&self, i: usize) -> (usize, usize) {
+        let start = self.ops[i];
+        let end = self.ops.get(i + 1).copied().unwrap_or(self.draws.len());
+        (start, end)
+    }
+}
+
+/// Shorter first, then lexicographically smaller.
+pub fn shortlex_less(a: &[u8], b: &[u8]) -> bool {
+    (a.len(), a) < (b.len(), b)
+}
+
+struct Search<'s, 'a> {
+    shrinker: &'s Shrinker<'a>,
+    matches: &'s dyn Fn(&Outcome) -> bool,
+    budget_steps: u64,
+    best: Candidate,
+    seen: BTreeSet<Vec<u8>>,
+    runs: u64,
+}
+
+impl Search<'_, '_> {
+    fn exhausted(&self) -> bool {
+        self.runs >= self.shrinker.max_runs
+    }
+
+    /// Runs `draws` if they encode smaller than the best; keeps the run if it fails the same
+    /// way. Returns true when the best changed.
+    fn attempt(&mut self, draws: &[Draw]) -> bool {
+        let bytes = encode(draws);
+        if !shortlex_less(&bytes, &self.best.bytes)
+            || self.exhausted()
+            || !self.seen.insert(bytes.clone())
+        {
+            return false;
+        }
+        self.runs += 1;
+        let run = self
+            .shrinker
+            .execute(Box::new(Bytes::new(bytes.clone())), Some(self.budget_steps));
+        if !(self.matches)(&run.outcome) {
+            return false;
+        }
+        let kept = Candidate::from_run(run);
+        // invariant: a run draws at most what its input holds, so the kept bytes are no
+        // larger than the candidate's.
+        debug_assert!(
+            !shortlex_less(&bytes, &kept.bytes),
+            "executed draws grew: {bytes:?} -> {:?}",
+            kept.bytes
+        );
+        if shortlex_less(&kept.bytes, &self.best.bytes) {
+            self.best = kept;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn fixed_point(&mut self) {
+        loop {
+            let before = self.best.bytes.clone();
+            self.delete_ops();
+            self.cut_tail();
+            for k in [8, 4, 2, 1] {
+                self.delete_blocks(k);
+            }
+            for k in [8, 4, 2, 1] {
+                self.zero_blocks(k);
+            }
+            self.lower_values();
+            self.sort_ops();
+            if self.best.bytes == before || self.exhausted() {
+                return;
+            }
+        }
+    }
+
+    fn delete_ops(&mut self) {
+        let mut i = 0;
+        while i < self.best.ops.len() && !self.exhausted() {
+            if !self.delete_op(i) {
+                i += 1;
+            }
+        }
+    }
+
+    /// Tries to delete (else zero) operation `i`. An operation's own definition is usually
+    /// drawn just before its [`crate::sim::op_start`], so the block is also tried shifted back
+    /// by up to three draws.
+    fn delete_op(&mut self, i: usize) -> bool {
+        let (start, end) = self.best.op_block(i);
+        let first = self.best.ops[0];
+        for shift in 0..=3usize.min(start) {
+            let (start, end) = (start - shift, end - shift);
+            let mut without: Vec<Draw> = self.best.draws[..start].to_vec();
+            without.extend_from_slice(&self.best.draws[end..]);
+            if self.attempt(&without) {
+                return true;
+            }
+            // Together with the operation count, if the workload drew one up front.
+            for j in (0..first.saturating_sub(shift).min(start)).rev() {
+                let DrawValue::Int { value, .. } = without[j].value else {
+                    continue;
+                };
+                if value == 0 {
+                    continue;
+                }
+                let mut fewer = without.clone();
+                fewer[j].value = match fewer[j].value {
+                    DrawValue::Int { bound, .. } => DrawValue::Int {
+                        bound,
+                        value: value - 1,
+                    },
+                    ref raw => raw.clone(),
+                };
+                if self.attempt(&fewer) {
+                    return true;
+                }
+            }
+        }
+        let mut zeroed = self.best.draws.clone();
+        zeroed[start.saturating_sub(1)..end]
+            .iter_mut()
+            .for_each(zero);
+        self.attempt(&zeroed);
+        false
+    }
+
+    fn cut_tail(&mut self) {
+        for eighths in 0..8 {
+            let keep = self.best.draws.len() * eighths / 8;
+            let prefix = self.best.draws[..keep].to_vec();
+            if self.attempt(&prefix) {
+                return;
+            }
+        }
+    }
+
+    fn delete_blocks(&mut self, k: usize) {
+        let mut i = 0;
+        while i + k <= self.best.draws.len() && !self.exhausted() {
+            let mut candidate = self.best.draws[..i].to_vec();
+            candidate.extend_from_slice(&self.best.draws[i + k..]);
+            if !self.attempt(&candidate) {
+                i += 1;
+            }
+        }
+    }
+
+    fn zero_blocks(&mut self, k: usize) {
+        let mut i = 0;
+        while i + k <= self.best.draws.len() && !self.exhausted() {
+            let block = &self.best.draws[i..i + k];
+            if block.iter().any(|d| !is_zero(d)) {
+                let mut candidate = self.best.draws.clone();
+                candidate[i..i + k].iter_mut().for_each(zero);
+                self.attempt(&candidate);
+            }
+            i += 1;
+        }
+    }
+
+    fn lower_values(&mut self) {
+        let mut i = 0;
+        while i < self.best.draws.len() && !self.exhausted() {
+            match self.best.draws[i].value.clone() {
+                DrawValue::Int { value, .. } => self.lower(value, |draws, v| {
+                    if let Some(DrawValue::Int { value, .. }) =
+                        draws.get_mut(i).map(|d| &mut d.value)
+                    {
+                        *value = v;
+                    }
+                }),
+                DrawValue::Raw(bytes) => {
+                    for (b, &byte) in bytes.iter().enumerate() {
+                        self.lower(u64::from(byte), |draws, v| {
+                            if let Some(DrawValue::Raw(raw)) =
+                                draws.get_mut(i).map(|d| &mut d.value)
+                            {
+                                if let Some(slot) = raw.get_mut(b) {
+                                    *slot = v as u8;
+                                }
+                            }
+                        });
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Lowers one value (written into a copy of the best draws by `set`): 0 first, then a
+    /// binary search between the largest value seen to fail differently and the current one.
+    fn lower(&mut self, value: u64, set: impl Fn(&mut Vec<Draw>, u64)) {
+        let try_value = |search: &mut Self, v: u64| {
+            let mut draws = search.best.draws.clone();
+            set(&mut draws, v);
+            search.attempt(&draws)
+        };
+        if value == 0 || try_value(self, 0) {
+            return;
+        }
+        let (mut lo, mut hi) = (0u64, value);
+        while hi - lo > 1 && !self.exhausted() {
+            let mid = lo + (hi - lo) / 2;
+            if try_value(self, mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+    }
+
+    fn sort_ops(&mut self) {
+        let mut i = 0;
+        while i + 1 < self.best.ops.len() && !self.exhausted() {
+            let (a_start, a_end) = self.best.op_block(i);
+            let (b_start, b_end) = self.best.op_block(i + 1);
+            let a = encode(&self.best.draws[a_start..a_end]);
+            let b = encode(&self.best.draws[b_start..b_end]);
+            if shortlex_less(&b, &a) || (b.len() == a.len() && b < a) {
+                let mut swapped = self.best.draws[..a_start].to_vec();
+                swapped.extend_from_slice(&self.best.draws[b_start..b_end]);
+                swapped.extend_from_slice(&self.best.draws[a_start..a_end]);
+                swapped.extend_from_slice(&self.best.draws[b_end..]);
+                self.attempt(&swapped);
+            }
+            i += 1;
+        }
+    }
+}
+
+fn is_zero(draw: &Draw) -> bool {
+    match &draw.value {
+        DrawValue::Int { value, .. } => *value == 0,
+        DrawValue::Raw(bytes) => bytes.iter().all(|&b| b == 0),
+    }
+}
+
+fn zero(draw: &mut Draw) {
+    match &mut draw.value {
+        DrawValue::Int { value, .. } => *value = 0,
+        DrawValue::Raw(bytes) => bytes.iter_mut().for_each(|b| *b = 0),
+    }
+}
+
+/// Logs draws and where operations start.
+struct Logger {
+    inner: Box<dyn Source>,
+    draws: Rc<RefCell<Vec<Draw>>>,
+    ops: Rc<RefCell<Vec<usize>>>,
+}
+
+impl Source for Logger {
+    fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
+        let value = self.inner.draw(label, bound);
+        if bound > 1 {
+            self.draws.borrow_mut().push(Draw {
+                label: label.to_string(),
+                value: DrawValue::Int { bound, value },
+            });
+        }
+        value
+    }
+    fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
+        self.inner.fill(label, buf);
+        self.draws.borrow_mut().push(Draw {
+            label: label.to_string(),
+            value: DrawValue::Raw(buf.to_vec()),
+        });
+    }
+    fn is_exhausted(&self) -> bool {
+        self.inner.is_exhausted()
+    }
+    fn mark_op(&mut self) {
+        let at = self.draws.borrow().len();
+        self.ops.borrow_mut().push(at);
+        self.inner.mark_op();
+    }
+}

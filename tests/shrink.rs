@@ -1,0 +1,502 @@
+//! Shrinking: the two-phase-commit planted bug shrinks to a short story that replays
+//! strictly; deleting an operation keeps the later schedule; with two invariants the shrinker
+//! keeps the original failure; and nothing smaller means the original comes back.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use sim_core::choice::{encode, Choices, Draw, DrawValue, Input};
+use sim_core::report::Class;
+use sim_core::shrink::{shortlex_less, Shrinker};
+use sim_core::sim::{self, Config, Sim};
+use sim_core::trace::{Event, EventKind};
+use systems::two_pc;
+
+fn median(values: &mut [u64]) -> u64 {
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+fn sends(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Send { .. }))
+        .count() as u64
+}
+
+fn story_lines(events: &[Event]) -> u64 {
+    sim_core::render::story(events).lines().count() as u64
+}
+
+fn ops(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::OpStart { .. }))
+        .count() as u64
+}
+
+/// Over the first 30 failing seeds of the planted bug: every shrunk input replays strictly to
+/// the same failure (100%), is smaller, and keeps a single transaction.
+#[test]
+fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
+    let spec = two_pc::SPEC;
+    let opts = spec.options(Some("first-vote-wins")).unwrap();
+    let (mut events_before, mut events_after) = (Vec::new(), Vec::new());
+    let (mut ops_before, mut ops_after) = (Vec::new(), Vec::new());
+    let (mut bytes_before, mut bytes_after) = (Vec::new(), Vec::new());
+    let (mut story_before, mut story_after) = (Vec::new(), Vec::new());
+    let (mut sends_before, mut sends_after) = (Vec::new(), Vec::new());
+    let mut wall_us = Vec::new();
+    let mut replayed_same = 0;
+    let mut seeds = Vec::new();
+    for seed in 0..200u64 {
+        if seeds.len() == 30 {
+            break;
+        }
+        let original = spec.run_recorded_trace(&opts, &Input::Seed(seed));
+        if !original.outcome.class.is_failure() {
+            continue;
+        }
+        seeds.push(seed);
+        let started = Instant::now();
+        let shrunk = Shrinker::new(|| (spec.build)(&opts))
+            .run(&Input::Seed(seed))
+            .unwrap();
+        wall_us.push(started.elapsed().as_micros() as u64);
+
+        assert_eq!(
+            shrunk.outcome_before.history_hash, original.outcome.history_hash,
+            "seed {seed}"
+        );
+        assert!(
+            shortlex_less(&shrunk.bytes, &shrunk.bytes_before),
+            "seed {seed}: nothing shrunk"
+        );
+        // An independent strict replay from the bytes alone, through the public run path.
+        let replay = spec.run_recorded_trace(&opts, &Input::Bytes(shrunk.bytes.clone()));
+        let same = shrunk.verified
+            && replay.outcome.same_failure(&original.outcome)
+            && replay.outcome.history_hash == shrunk.outcome.history_hash
+            && replay.history.events() == shrunk.trace.as_slice();
+        replayed_same += u64::from(same);
+
+        events_before.push(original.outcome.steps);
+        events_after.push(shrunk.outcome.steps);
+        ops_before.push(ops(original.history.events()));
+        ops_after.push(ops(&shrunk.trace));
+        story_before.push(story_lines(original.history.events()));
+        story_after.push(story_lines(&shrunk.trace));
+        sends_before.push(sends(original.history.events()));
+        sends_after.push(sends(&shrunk.trace));
+        if seeds.len() == 1 {
+            eprintln!(
+                "seed {seed} shrunk, its story:\n{}",
+                sim_core::render::story(&shrunk.trace)
+            );
+        }
+        bytes_before.push(shrunk.bytes_before.len() as u64);
+        bytes_after.push(shrunk.bytes.len() as u64);
+        assert_eq!(
+            shrunk.ops_after as u64,
+            ops(&shrunk.trace),
+            "seed {seed}: op count from marks and trace"
+        );
+        // The shrunk story is one transaction's worth of messages: Begin, three Prepares, at
+        // most three Votes, three Decides and the Outcome.
+        assert!(
+            sends(&shrunk.trace) <= 11,
+            "seed {seed}: {} messages after shrinking",
+            sends(&shrunk.trace)
+        );
+        // A failure found in a multi-transaction run comes out no longer. (Any failure may
+        // come out longer than a short original: the shrinker minimises the input in shortlex
+        // order, which moves towards the default schedule, not towards the fewest events.)
+        if ops(original.history.events()) > 1 {
+            assert!(
+                shrunk.outcome.steps <= original.outcome.steps,
+                "seed {seed}: {} events before, {} after",
+                original.outcome.steps,
+                shrunk.outcome.steps
+            );
+        }
+    }
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
+    eprintln!(
+        "mean events {:.1} -> {:.1}, max events {} -> {}",
+        mean(&events_before),
+        mean(&events_after),
+        events_before.iter().max().unwrap(),
+        events_after.iter().max().unwrap()
+    );
+    assert_eq!(seeds.len(), 30, "fewer than 30 failing seeds in 0..200");
+    let share = replayed_same as f64 / seeds.len() as f64;
+    eprintln!(
+        "two-pc first-vote-wins, {} failing seeds: median events {} -> {}, median ops {} -> {}, \
+         median bytes {} -> {}, median story lines {} -> {}, median messages {} -> {}, \
+         median shrink wall time {} us (max {} us), strict replay share {:.0}%",
+        seeds.len(),
+        median(&mut events_before),
+        median(&mut events_after),
+        median(&mut ops_before),
+        median(&mut ops_after),
+        median(&mut bytes_before),
+        median(&mut bytes_after),
+        median(&mut story_before),
+        median(&mut story_after),
+        median(&mut sends_before),
+        median(&mut sends_after),
+        median(&mut wall_us.clone()),
+        wall_us.iter().max().unwrap(),
+        share * 100.0
+    );
+    assert_eq!(
+        replayed_same,
+        seeds.len() as u64,
+        "every shrunk input must replay strictly to the same failure"
+    );
+    // One transaction is enough for the bug: the shrinker must find that every time.
+    assert!(
+        ops_after.iter().all(|&n| n == 1),
+        "shrunk op counts {ops_after:?}"
+    );
+    assert!(
+        median(&mut ops_before) > 1,
+        "the sample should have multi-transaction failures to remove"
+    );
+}
+
+/// The draws of a 2PC run, split at each transaction's plan draw.
+fn split_at_plans(draws: &[Draw]) -> Vec<usize> {
+    draws
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.label == "2pc.plan")
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The events from the start of operation `op` on, with task and message ids renumbered in
+/// order of appearance and times made relative to that start: the schedule's shape.
+fn shape_from_op(events: &[Event], op: usize) -> Vec<(Option<String>, String, u64)> {
+    let start = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.kind, EventKind::OpStart { .. }))
+        .nth(op)
+        .expect("the op exists")
+        .0;
+    let t0 = events[start].time_ns;
+    let mut tasks = BTreeMap::new();
+    let mut msgs = BTreeMap::new();
+    let renumber = |map: &mut BTreeMap<u64, usize>, id: u64| {
+        let n = map.len();
+        *map.entry(id).or_insert(n)
+    };
+    events[start..]
+        .iter()
+        .map(|e| {
+            let what = match e.kind {
+                EventKind::Step { task }
+                | EventKind::Spawn { task }
+                | EventKind::TaskDone { task } => {
+                    format!(
+                        "{} t{}",
+                        e.kind.name(),
+                        renumber(&mut tasks, u64::from(task))
+                    )
+                }
+                EventKind::Send {
+                    msg,
+                    to,
+                    deliver_at_ns,
+                    ..
+                } => {
+                    format!(
+                        "send m{} to {to} at +{}",
+                        renumber(&mut msgs, msg),
+                        deliver_at_ns - t0
+                    )
+                }
+                EventKind::Deliver { msg } | EventKind::Drop { msg } => {
+                    format!("{} m{}", e.kind.name(), renumber(&mut msgs, msg))
+                }
+                other => other.name().to_string(),
+            };
+            (e.node.clone(), what, e.time_ns - t0)
+        })
+        .collect()
+}
+
+/// Deleting one transaction's draws (and lowering the count by one) leaves the schedule of
+/// everything after it exactly as it was, up to renumbering: no draw names a task or a message
+/// by id, so nothing after the deletion points somewhere else. Checked on every failing seed
+/// with a transaction that starts and ends quiet (no message in flight and no delivery waiting
+/// for its task, when it starts and when the next one starts), so the deleted transaction leaves nothing behind. (The first
+/// transaction is never deleted here: its block also holds the draws that start the nodes.)
+#[test]
+fn deleting_an_operation_keeps_the_later_schedule() {
+    let spec = two_pc::SPEC;
+    let opts = spec.options(Some("first-vote-wins")).unwrap();
+    let mut checked = 0;
+    for seed in 0..4000u64 {
+        let mut record = opts.clone();
+        record.config.recording = sim_core::trace::Recording::Full;
+        let (original, draws) = (spec.build)(&record).run_logged(&Input::Seed(seed));
+        let plans = split_at_plans(&draws);
+        if !original.outcome.class.is_failure() || plans.len() < 3 {
+            continue;
+        }
+        let events = original.history.events();
+        let quiet_at = |upto: usize| {
+            let sends = events[..upto]
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Send { .. }))
+                .count();
+            let ends = events[..upto]
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Deliver { .. } | EventKind::Drop { .. }))
+                .count();
+            // ...and no node has a delivery it has not stepped on yet (a ready task).
+            let mut waiting: BTreeMap<&str, bool> = BTreeMap::new();
+            for e in &events[..upto] {
+                if let Some(node) = e.node.as_deref() {
+                    match e.kind {
+                        EventKind::Deliver { .. } => {
+                            waiting.insert(node, true);
+                        }
+                        EventKind::Step { .. } => {
+                            waiting.insert(node, false);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            sends == ends && !waiting.values().any(|&w| w)
+        };
+        let starts: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.kind, EventKind::OpStart { .. }))
+            .map(|(i, _)| i)
+            .collect();
+        let Some(op) =
+            (1..starts.len() - 1).find(|&i| quiet_at(starts[i]) && quiet_at(starts[i + 1]))
+        else {
+            continue;
+        };
+        let mut kept: Vec<Draw> = draws[..plans[op]].to_vec();
+        kept.extend_from_slice(&draws[plans[op + 1]..]);
+        let count = kept
+            .iter_mut()
+            .find(|d| d.label == "2pc.tx_count")
+            .expect("count drawn first");
+        let DrawValue::Int { value, .. } = &mut count.value else {
+            panic!("count is an integer")
+        };
+        *value -= 1;
+        let shortened = spec.run_recorded_trace(&opts, &Input::Bytes(encode(&kept)));
+        assert!(
+            shortened.outcome.same_failure(&original.outcome),
+            "seed {seed}: deleting transaction {op} changed {} into {}",
+            original.outcome.summary_line(),
+            shortened.outcome.summary_line()
+        );
+        assert_eq!(
+            ops(shortened.history.events()) + 1,
+            ops(events),
+            "seed {seed}"
+        );
+        assert_eq!(
+            shape_from_op(shortened.history.events(), op),
+            shape_from_op(events, op + 1),
+            "seed {seed}: the schedule after deleting transaction {op} changed"
+        );
+        checked += 1;
+    }
+    eprintln!("checked {checked} seeds with a transaction deleted");
+    assert!(
+        checked >= 10,
+        "only {checked} seeds qualified; widen the range"
+    );
+}
+
+/// Operations that draw many choices each: a value, then twelve draws of noise. Only the
+/// last operation's value matters (it fails when 250 or more and its noise is not all zero).
+/// Deleting blocks of up to 8 draws cannot take a whole operation out without the ones after
+/// it sliding out of alignment; the operation-deletion pass can.
+fn big_operations() -> Sim {
+    let mut sim = Sim::new(Config::default());
+    let worst = Rc::new(Cell::new(0u64));
+    let w = worst.clone();
+    sim.client("client", move |_| {
+        let w = w.clone();
+        async move {
+            let n = 1 + sim::draw(|s| s.below("count", 8));
+            for _ in 0..n {
+                let value = sim::draw(|s| s.below("value", 256));
+                sim::op_start(&value);
+                let noise: u64 = (0..12).map(|_| sim::draw(|s| s.below("noise", 256))).sum();
+                if value >= 250 && noise > 0 {
+                    w.set(value);
+                }
+            }
+        }
+    });
+    sim.invariant("small", move || {
+        if worst.get() < 250 {
+            Ok(())
+        } else {
+            Err("too big".into())
+        }
+    });
+    sim
+}
+
+#[test]
+fn operations_are_deleted_as_whole_blocks() {
+    let mut bytes = vec![3u8]; // four operations
+    for value in [7u8, 3, 9, 255] {
+        bytes.push(value);
+        bytes.extend([17u8; 12]);
+    }
+    let shrunk = Shrinker::new(big_operations)
+        .run(&Input::Bytes(bytes))
+        .unwrap();
+    assert!(shrunk.verified);
+    assert_eq!(
+        (shrunk.ops_before, shrunk.ops_after),
+        (4, 1),
+        "{:?}",
+        shrunk.bytes
+    );
+    assert_eq!(
+        shrunk.bytes,
+        [0, 250, 1],
+        "one operation, smallest failing value, least noise"
+    );
+}
+
+/// A scenario with two invariants. Each operation draws a value: `no-large` fails on a value
+/// of 250 or more, `no-zero-pair` on two zeros in a row. Shrinking a `no-large` failure with
+/// "any failure" would drift to the smaller `no-zero-pair` one.
+fn two_invariants() -> Sim {
+    let mut sim = Sim::new(Config::default());
+    let values = Rc::new(std::cell::RefCell::new(Vec::<u64>::new()));
+    let v = values.clone();
+    sim.client("client", move |_| {
+        let v = v.clone();
+        async move {
+            let n = 1 + sim::draw(|s| s.below("count", 8));
+            for _ in 0..n {
+                let value = sim::draw(|s| s.below("value", 256));
+                sim::op_start(&value);
+                v.borrow_mut().push(value);
+                sim_core::rt::yield_now().await;
+            }
+        }
+    });
+    let v = values.clone();
+    sim.invariant("no-large", move || {
+        match v.borrow().iter().find(|&&x| x >= 250) {
+            Some(x) => Err(format!("value {x} is large")),
+            None => Ok(()),
+        }
+    });
+    let v = values;
+    sim.invariant("no-zero-pair", move || {
+        if v.borrow().windows(2).any(|w| w == [0, 0]) {
+            Err("two zeros in a row".into())
+        } else {
+            Ok(())
+        }
+    });
+    sim
+}
+
+#[test]
+fn shrinking_keeps_the_original_failure_among_two_invariants() {
+    // count 4, values 7, 3, 9, 255: fails no-large on the fourth operation.
+    let input = Input::Bytes(vec![3, 7, 3, 9, 255]);
+    let original = two_invariants().run_input(&input);
+    assert_eq!(original.outcome.invariant.as_deref(), Some("no-large"));
+
+    let shrunk = Shrinker::new(two_invariants).run(&input).unwrap();
+    assert!(shrunk.verified && shrunk.improved);
+    assert_eq!(shrunk.outcome.class, Class::Correctness);
+    assert_eq!(
+        shrunk.outcome.invariant.as_deref(),
+        Some("no-large"),
+        "shrunk into another bug: {:?}",
+        shrunk.outcome
+    );
+    assert_eq!(
+        shrunk.bytes,
+        [0, 250],
+        "one operation with the smallest large value"
+    );
+
+    // The test means something: "any failure" does drift to the other invariant.
+    let drifted = Shrinker::new(two_invariants)
+        .matching(|o| o.class.is_failure())
+        .run(&input)
+        .unwrap();
+    assert_eq!(
+        drifted.outcome.invariant.as_deref(),
+        Some("no-zero-pair"),
+        "{:?}",
+        drifted.outcome
+    );
+    assert!(shortlex_less(&drifted.bytes, &shrunk.bytes));
+}
+
+#[test]
+fn nothing_smaller_returns_the_original_verified() {
+    // Already minimal: one operation of value 250.
+    let input = Input::Bytes(vec![0, 250]);
+    let shrunk = Shrinker::new(two_invariants).run(&input).unwrap();
+    assert!(!shrunk.improved);
+    assert!(shrunk.verified);
+    assert_eq!(shrunk.bytes, shrunk.bytes_before);
+    assert_eq!(shrunk.outcome.invariant.as_deref(), Some("no-large"));
+}
+
+#[test]
+fn a_passing_input_is_an_error() {
+    let err = Shrinker::new(two_invariants)
+        .run(&Input::Bytes(vec![0, 5]))
+        .unwrap_err();
+    assert!(err.to_string().contains("does not fail"), "{err}");
+    // And a predicate the original does not match is refused, not searched for.
+    let counted = Rc::new(Cell::new(0));
+    let c = counted.clone();
+    let err = Shrinker::new(two_invariants)
+        .matching(move |o| {
+            c.set(c.get() + 1);
+            o.invariant.as_deref() == Some("no-zero-pair")
+        })
+        .run(&Input::Bytes(vec![0, 250]))
+        .unwrap_err();
+    assert!(err.to_string().contains("does not fail"), "{err}");
+    assert_eq!(counted.get(), 1, "only the original was checked");
+}
+
+#[test]
+fn shrinking_is_deterministic_and_reports_a_byte_input_as_given() {
+    let spec = two_pc::SPEC;
+    let opts = spec.options(Some("first-vote-wins")).unwrap();
+    let shrink = |input: &Input| Shrinker::new(|| (spec.build)(&opts)).run(input).unwrap();
+    let a = shrink(&Input::Seed(7));
+    let b = shrink(&Input::Seed(7));
+    assert_eq!(
+        (&a.bytes, a.runs, a.outcome.history_hash),
+        (&b.bytes, b.runs, b.outcome.history_hash)
+    );
+    // Trailing bytes a run never reads still count as the input's size before shrinking.
+    let mut padded = a.bytes_before.clone();
+    padded.extend([9u8; 100]);
+    let c = shrink(&Input::Bytes(padded.clone()));
+    assert_eq!(c.bytes_before, padded);
+    assert_eq!(c.bytes, a.bytes);
+}
