@@ -21,6 +21,7 @@
 //! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
 //! | [`render`] | pictures of a trace: space-time diagram (SVG), ShiViz log, the story |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
+//! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
 //! ```
@@ -58,6 +59,7 @@ pub mod report;
 pub mod repro;
 pub mod rt;
 pub mod shrink;
+pub mod signal;
 pub mod sim;
 pub mod system;
 pub mod time;

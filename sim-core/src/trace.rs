@@ -294,6 +294,9 @@ impl History {
         let head = a | (node_word << 8) ^ b.rotate_left(32);
         let tail = time_ns ^ c.rotate_left(17) ^ d.rotate_left(41) ^ b;
         self.hash = mix(mix(self.hash ^ head).wrapping_add(tail));
+        if crate::signal::edges_on() {
+            crate::signal::on_event(node_word, a);
+        }
         if let Some(events) = &mut self.events {
             events.push(Event {
                 index: self.count,
