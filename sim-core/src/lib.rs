@@ -21,7 +21,9 @@
 //! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
 //! | [`render`] | pictures of a trace: space-time diagram (SVG), ShiViz log, the story |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
+//! | [`fuzz`] | the fuzz harness: input bytes → run → verdict, for libFuzzer, AFL++ and tests |
 //! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
+//! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
 //! ```
@@ -52,6 +54,8 @@
 pub mod buggify;
 pub mod choice;
 pub mod cli;
+pub mod determinism;
+pub mod fuzz;
 pub mod net;
 pub mod node;
 pub mod render;

@@ -1,0 +1,445 @@
+//! The fuzz harness: input bytes → one run → a verdict, shared by libFuzzer, AFL++ and tests.
+//!
+//! A fuzz target is one line around [`Harness::fuzz_one`]; the engine only supplies bytes.
+//! The bytes are the run's choice sequence ([`crate::choice::Bytes`]): any length is valid,
+//! the empty input is the plainest run, and the harness itself never panics — only the
+//! system under test can fail.
+//!
+//! What a target does with each input:
+//!
+//! 1. runs the system (the planted bug chosen by `SIM_BUG`, the extra signal by `SIM_SIGNAL`,
+//!    see [`crate::signal`]);
+//! 2. on a failure ([`Class::is_failure`]), re-runs the input twice in process with recording
+//!    on ([`crate::determinism::self_check`]); if a history hash differs the failure becomes
+//!    [`Class::Diverged`], naming the first differing event;
+//! 3. prints the replay command, the class and the tail of the trace to stderr, and aborts,
+//!    so the engine saves the input as a crash;
+//! 4. otherwise tells the engine whether to keep the input ([`Verdict::Reject`] when the
+//!    `reject` signal is on and the history was seen before).
+//!
+//! `SIM_BUG` takes the names `sim list` shows; unset (or empty) means the correct system, and
+//! an unknown name is an error at start-up ([`Harness::from_env_or_exit`]).
+//!
+//! ```
+//! use sim_core::fuzz::{Engine, Harness};
+//! use sim_core::report::Class;
+//! use sim_core::sim::Sim;
+//! use sim_core::system::{BugSpec, RunOptions, SystemSpec};
+//!
+//! fn build(opts: &RunOptions) -> Sim {
+//!     let mut sim = Sim::new(opts.config.clone());
+//!     let buggy = opts.bug.is_some();
+//!     sim.client("c", |_| async {});
+//!     sim.invariant("ok", move || if buggy { Err("planted".into()) } else { Ok(()) });
+//!     sim
+//! }
+//! const TOY: SystemSpec =
+//!     SystemSpec { name: "toy", about: "", bugs: &[BugSpec { name: "fail", about: "" }], build };
+//!
+//! let correct = Harness::new(&TOY, None, "toy", Engine::Test).unwrap();
+//! assert!(correct.check(b"any bytes at all").outcome.class.is_pass());
+//! let buggy = Harness::new(&TOY, Some("fail"), "toy", Engine::Test).unwrap();
+//! let checked = buggy.check(&[]);
+//! assert_eq!(checked.outcome.class, Class::Correctness);
+//! assert!(buggy.failure_report(&[], &checked).contains("--bug fail --input"));
+//! assert!(Harness::new(&TOY, Some("nope"), "toy", Engine::Test).is_err());
+//! ```
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::choice::Input;
+use crate::determinism::{self_check, Divergence};
+use crate::report::{Class, Outcome};
+use crate::signal::{self, SignalError, Signals};
+use crate::system::{RunOptions, SpecError, SystemSpec};
+use crate::trace::{render_lines, Event};
+
+/// How many trace lines a failure report shows.
+pub const TRACE_TAIL_LINES: usize = 25;
+
+/// Which engine drives the harness; decides only how the replay command names the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// libFuzzer through `cargo fuzz`: crashes land in `fuzz/artifacts/TARGET/crash-SHA1`.
+    LibFuzzer,
+    /// AFL++ through `cargo afl`: crashes land in `OUT/NAME/crashes/`.
+    Afl,
+    /// Tests and tools: the caller knows where the input is.
+    Test,
+}
+
+/// What the engine should do with an input that did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Keep it if it found new coverage.
+    Keep,
+    /// Do not add it to the corpus (its history was seen before).
+    Reject,
+}
+
+/// Errors at start-up: a bad `SIM_BUG` or `SIM_SIGNAL`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FuzzError {
+    /// `SIM_BUG` names no planted bug of the target's system.
+    #[error("SIM_BUG: {0}")]
+    Bug(#[from] SpecError),
+    /// `SIM_SIGNAL` is malformed.
+    #[error(transparent)]
+    Signal(#[from] SignalError),
+}
+
+/// The result of [`Harness::check`].
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// How the run ended; [`Class::Diverged`] if the self-check failed.
+    pub outcome: Outcome,
+    /// For a failure that replayed: the recorded re-run's events (for the trace).
+    pub trace: Vec<Event>,
+    /// For a divergence: what differed.
+    pub divergence: Option<Box<Divergence>>,
+    /// False when the `reject` signal is on and this history was seen before.
+    pub new_history: bool,
+}
+
+/// A fuzz target's state: the system, its options and the signals. Build one per process.
+pub struct Harness {
+    spec: SystemSpec,
+    opts: RunOptions,
+    target: String,
+    engine: Engine,
+    signals: Signals,
+    replay_prefix: String,
+    seen: Mutex<HashSet<u64>>,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("system", &self.spec.name)
+            .field("bug", &self.opts.bug)
+            .field("target", &self.target)
+            .field("signals", &self.signals)
+            .finish()
+    }
+}
+
+impl Harness {
+    /// A harness for `spec` with `bug` (checked against its planted bugs) and the default
+    /// signals. Does not install the signals: [`Harness::from_env`] does.
+    pub fn new(
+        spec: &SystemSpec,
+        bug: Option<&str>,
+        target: &str,
+        engine: Engine,
+    ) -> Result<Harness, FuzzError> {
+        let opts = spec.options(bug)?;
+        Ok(Harness {
+            spec: *spec,
+            opts,
+            target: target.to_string(),
+            engine,
+            signals: Signals::NONE,
+            replay_prefix: "cargo run --release -p systems --bin sim --".to_string(),
+            seen: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// A harness configured from `SIM_BUG` and `SIM_SIGNAL`, with its signals installed.
+    pub fn from_env(spec: &SystemSpec, target: &str, engine: Engine) -> Result<Harness, FuzzError> {
+        let bug = std::env::var("SIM_BUG")
+            .ok()
+            .filter(|b| !b.trim().is_empty());
+        let signals = Signals::from_env()?;
+        let mut h = Harness::new(spec, bug.as_deref().map(str::trim), target, engine)?;
+        h.signals = signals;
+        signals.install();
+        Ok(h)
+    }
+
+    /// [`Harness::from_env`], or a clear message and exit code 2 (a start-up error, not a
+    /// crash the engine would save).
+    pub fn from_env_or_exit(spec: &SystemSpec, target: &str, engine: Engine) -> Harness {
+        match Harness::from_env(spec, target, engine) {
+            Ok(h) => {
+                eprintln!(
+                    "sim fuzz target {target}: system={} bug={} signals={}",
+                    spec.name,
+                    h.opts.bug.unwrap_or("none (the correct system)"),
+                    h.signals
+                );
+                h
+            }
+            Err(e) => {
+                eprintln!("error: fuzz target {target}: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+
+    /// Sets and installs the signals (tests and measurements; targets use `SIM_SIGNAL`).
+    pub fn with_signals(mut self, signals: Signals) -> Harness {
+        self.signals = signals;
+        signals.install();
+        self
+    }
+
+    /// How replay commands start (default `cargo run --release -p systems --bin sim --`).
+    pub fn replay_prefix(mut self, prefix: &str) -> Harness {
+        self.replay_prefix = prefix.to_string();
+        self
+    }
+
+    /// The options every run uses.
+    pub fn options(&self) -> &RunOptions {
+        &self.opts
+    }
+
+    /// The system under test.
+    pub fn spec(&self) -> &SystemSpec {
+        &self.spec
+    }
+
+    /// One run of `data`, with signal collection, and the self-check if it failed. Never
+    /// panics and never aborts.
+    pub fn check(&self, data: &[u8]) -> Checked {
+        let input = Input::Bytes(data.to_vec());
+        signal::begin_run();
+        let report = self.spec.run(&self.opts, &input);
+        let mut outcome = report.outcome;
+        if self.signals.hash {
+            signal::on_history(outcome.history_hash);
+        }
+        let new_history = !self.signals.reject
+            || self
+                .seen
+                .lock()
+                .map_or(true, |mut s| s.insert(outcome.history_hash));
+        if !outcome.class.is_failure() {
+            return Checked {
+                outcome,
+                trace: Vec::new(),
+                divergence: None,
+                new_history,
+            };
+        }
+        let build = |recording| {
+            let mut opts = self.opts.clone();
+            opts.config.recording = recording;
+            (self.spec.build)(&opts)
+        };
+        match self_check(build, &input, outcome.history_hash) {
+            Ok(rerun) => Checked {
+                outcome,
+                trace: rerun.history.into_events(),
+                divergence: None,
+                new_history,
+            },
+            Err(divergence) => {
+                outcome.message = format!(
+                    "{divergence} (the first run ended: {}: {})",
+                    outcome.summary_line(),
+                    outcome.message
+                );
+                outcome.class = Class::Diverged;
+                Checked {
+                    outcome,
+                    trace: Vec::new(),
+                    divergence: Some(divergence),
+                    new_history,
+                }
+            }
+        }
+    }
+
+    /// What a fuzz target calls: [`Harness::check`]; on a failure, print
+    /// [`Harness::failure_report`] and abort so the engine saves the input.
+    pub fn fuzz_one(&self, data: &[u8]) -> Verdict {
+        let checked = self.check(data);
+        if checked.outcome.class.is_failure() {
+            eprintln!("{}", self.failure_report(data, &checked));
+            std::process::abort();
+        }
+        if checked.new_history {
+            Verdict::Keep
+        } else {
+            Verdict::Reject
+        }
+    }
+
+    /// Where the engine saves this input, as the replay command should name it.
+    pub fn input_path_hint(&self, data: &[u8]) -> String {
+        match self.engine {
+            Engine::LibFuzzer => format!("fuzz/artifacts/{}/crash-{}", self.target, sha1_hex(data)),
+            Engine::Afl => "CRASH_FILE".to_string(),
+            Engine::Test => "INPUT_FILE".to_string(),
+        }
+    }
+
+    /// The command that replays `data` with a readable trace.
+    pub fn replay_command(&self, data: &[u8]) -> String {
+        let bug = self
+            .opts
+            .bug
+            .map_or(String::new(), |b| format!(" --bug {b}"));
+        format!(
+            "{} run --system {}{bug} --input {}",
+            self.replay_prefix,
+            self.spec.name,
+            self.input_path_hint(data)
+        )
+    }
+
+    /// The corpus metadata of `data`'s run (for `corpus/TARGET/NAME.json`).
+    pub fn metadata(&self, checked: &Checked) -> CorpusMeta {
+        CorpusMeta {
+            target: self.target.clone(),
+            system: self.spec.name.to_string(),
+            bug: self.opts.bug.map(str::to_string),
+            class: checked.outcome.class,
+            invariant: checked.outcome.invariant.clone(),
+            history_hash: format!("{:016x}", checked.outcome.history_hash),
+        }
+    }
+
+    /// The report printed before aborting: replay command, class, trace tail, metadata.
+    pub fn failure_report(&self, data: &[u8], checked: &Checked) -> String {
+        let o = &checked.outcome;
+        let mut r = String::new();
+        let _ = writeln!(
+            r,
+            "==== sim: {} failure in fuzz target {} ({} input bytes) ====",
+            o.class,
+            self.target,
+            data.len()
+        );
+        let _ = writeln!(
+            r,
+            "system={} bug={}",
+            self.spec.name,
+            self.opts.bug.unwrap_or("none")
+        );
+        let _ = writeln!(r, "{}", o.summary_line());
+        let _ = writeln!(r, "message={:?}", o.message);
+        let _ = writeln!(r, "replay: {}", self.replay_command(data));
+        if self.engine == Engine::Afl {
+            let _ = writeln!(
+                r,
+                "        (CRASH_FILE: the file AFL++ saved under OUT/NAME/crashes/)"
+            );
+        }
+        match &checked.divergence {
+            Some(d) => {
+                let _ = writeln!(r, "self-check: DIVERGED: {d}");
+            }
+            None => {
+                let _ = writeln!(r, "self-check: re-ran twice in process, same history hash");
+                let skip = checked.trace.len().saturating_sub(TRACE_TAIL_LINES);
+                let _ = writeln!(
+                    r,
+                    "trace (last {} of {} events):",
+                    checked.trace.len() - skip,
+                    checked.trace.len()
+                );
+                r.push_str(&render_lines(&checked.trace[skip..]));
+            }
+        }
+        let meta = serde_json::to_string(&self.metadata(checked)).expect("metadata serialises");
+        let _ = write!(r, "corpus_meta={meta}");
+        r
+    }
+}
+
+/// The metadata next to each corpus input (`corpus/TARGET/NAME.json`): what the input is
+/// expected to do when replayed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CorpusMeta {
+    /// The fuzz target it belongs to.
+    pub target: String,
+    /// The system (as `sim list` names it).
+    pub system: String,
+    /// The planted bug enabled, or `null` for the correct system.
+    pub bug: Option<String>,
+    /// The class the run must end in.
+    pub class: Class,
+    /// The failing invariant, if any.
+    pub invariant: Option<String>,
+    /// The history hash, 16 hex digits.
+    pub history_hash: String,
+}
+
+/// SHA-1 of `data` in hex: libFuzzer names crash files `crash-<sha1>`, so the replay command
+/// can name the file before libFuzzer writes it.
+///
+/// ```
+/// assert_eq!(sim_core::fuzz::sha1_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+/// ```
+pub fn sha1_hex(data: &[u8]) -> String {
+    let mut h: [u32; 5] = [
+        0x6745_2301,
+        0xefcd_ab89,
+        0x98ba_dcfe,
+        0x1032_5476,
+        0xc3d2_e1f0,
+    ];
+    let mut msg = data.to_vec();
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_be_bytes());
+    for block in msg.chunks_exact(64) {
+        let mut w = [0u32; 80];
+        for (i, word) in block.chunks_exact(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, &wi) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5a82_7999),
+                20..=39 => (b ^ c ^ d, 0x6ed9_eba1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8f1b_bcdc),
+                _ => (b ^ c ^ d, 0xca62_c1d6),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    h.iter().map(|x| format!("{x:08x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_matches_known_vectors() {
+        assert_eq!(sha1_hex(b""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+        assert_eq!(
+            sha1_hex(&[b'a'; 1000]),
+            "291e9a6c66994949b57ba5e650361e98fc36b1ba"
+        );
+        assert_eq!(
+            sha1_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1"
+        );
+    }
+}
