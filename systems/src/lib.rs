@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod echo;
+pub mod fixtures;
 pub mod two_pc;
 
 use sim_core::system::SystemSpec;
