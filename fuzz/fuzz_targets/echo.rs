@@ -1,0 +1,3 @@
+//! Echo over streams (`systems::echo`).
+#![no_main]
+sim_fuzz::sim_fuzz_target!("echo", systems::echo::SPEC);

@@ -1,0 +1,3 @@
+//! The framework's floor: one node that sleeps once. For executions per second only.
+#![no_main]
+sim_fuzz::sim_fuzz_target!("floor", systems::fixtures::FLOOR);

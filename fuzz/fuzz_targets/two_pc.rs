@@ -1,0 +1,3 @@
+//! Two-phase commit (`systems::two_pc`).
+#![no_main]
+sim_fuzz::sim_fuzz_target!("two_pc", systems::two_pc::SPEC);
