@@ -1,0 +1,4 @@
+//! AFL++ target `lock` (see `fuzz/README.md`).
+fn main() {
+    sim_afl::run("lock", &systems::fixtures::LOCK);
+}
