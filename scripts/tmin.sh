@@ -13,7 +13,7 @@ crash=$(realpath "$1")
 target=${2:-$(basename "$(dirname "$crash")")}
 runs=${TMIN_RUNS:-2000}
 before=$(wc -c <"$crash")
-min="fuzz/artifacts/$target/minimized-from-$(basename "$crash" | sed 's/^crash-//')"
+min="fuzz/artifacts/$target/minimized-from-$(sha1sum "$crash" | cut -d" " -f1)"
 rm -f "$min"
 # cargo fuzz tmin exits non-zero when it cannot shrink the input at all; that is not an error.
 (cd fuzz && cargo ${FUZZ_TOOLCHAIN:-} fuzz tmin -s "${SANITIZER:-none}" -r "$runs" "$target" "$crash") || true
@@ -26,3 +26,5 @@ fi
 bug=()
 [ -z "${SIM_BUG:-}" ] || bug=(--bug "$SIM_BUG")
 cargo run --release -q -p systems --bin sim -- run --system "$(system_of "$target")" "${bug[@]}" --input "$min" || true
+echo "== the stable shrinker keeps the same class and invariant, and usually gets further:"
+echo "   cargo run --release -p systems --bin sim -- shrink --system $(system_of "$target")${SIM_BUG:+ --bug $SIM_BUG} --input $min"
