@@ -19,14 +19,10 @@ impl<V> Default for PortMap<V> {
 }
 
 impl<V> PortMap<V> {
-    fn slot(&self, (node, port): (u32, u16)) -> Option<(&Vec<(u16, V)>, Result<usize, usize>)> {
-        let ports = self.by_node.get(node as usize)?;
-        Some((ports, ports.binary_search_by_key(&port, |(p, _)| *p)))
-    }
-
     pub fn get(&self, key: &(u32, u16)) -> Option<&V> {
-        let (ports, found) = self.slot(*key)?;
-        found.ok().map(|i| &ports[i].1)
+        let ports = self.by_node.get(key.0 as usize)?;
+        let i = ports.binary_search_by_key(&key.1, |(p, _)| *p).ok()?;
+        Some(&ports[i].1)
     }
 
     pub fn get_mut(&mut self, key: &(u32, u16)) -> Option<&mut V> {
