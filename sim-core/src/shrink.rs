@@ -21,7 +21,9 @@
 //!
 //! Candidates are compared in **shortlex** order of their bytes (shorter first, then
 //! lexicographically smaller), and only a smaller candidate is run. A candidate is accepted
-//! when the run fails the same way; what is kept is not the candidate but the draws the run
+//! when the run fails the same way with no more operations and no more events than the best
+//! so far — a smaller input whose default schedule happens to take a longer road to the same
+//! failure is no easier to read, so it is not taken; what is kept is not the candidate but the draws the run
 //! *actually made*, re-encoded (never larger than the candidate), so every kept input is one
 //! the system itself produced. Shortlex is a well-order, so the search ends; a run budget
 //! bounds it as well.
@@ -303,6 +305,8 @@ struct Candidate {
     ops: Vec<usize>,
     bytes: Vec<u8>,
     history_hash: u64,
+    /// Events in the run's history: a kept candidate never has more than the best.
+    events: u64,
 }
 
 impl Candidate {
@@ -313,6 +317,7 @@ impl Candidate {
             ops: run.ops,
             bytes,
             history_hash: run.outcome.history_hash,
+            events: run.outcome.steps,
         }
     }
 
@@ -368,7 +373,10 @@ impl Search<'_, '_> {
             "executed draws grew: {bytes:?} -> {:?}",
             kept.bytes
         );
-        if shortlex_less(&kept.bytes, &self.best.bytes) {
+        if shortlex_less(&kept.bytes, &self.best.bytes)
+            && kept.events <= self.best.events
+            && kept.ops.len() <= self.best.ops.len()
+        {
             self.best = kept;
             true
         } else {

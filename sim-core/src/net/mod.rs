@@ -76,6 +76,7 @@
 mod datagram;
 mod faults;
 mod partition;
+mod ports;
 mod stream;
 mod watch;
 
@@ -92,6 +93,7 @@ use crate::choice::Choices;
 use crate::node::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{self, with, World};
+use ports::PortMap;
 
 /// A node and a port.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -212,8 +214,8 @@ pub(crate) struct Network {
     /// Links, `n * n`, indexed `from * n + to`.
     links: Vec<Link>,
     n: usize,
-    mailboxes: BTreeMap<(u32, u16), datagram::Mailbox>,
-    listeners: BTreeMap<(u32, u16), stream::ListenerState>,
+    mailboxes: PortMap<datagram::Mailbox>,
+    listeners: PortMap<stream::ListenerState>,
     /// Connections by id (creation order); never reused within a run.
     conns: Vec<stream::Conn>,
     /// Watches by id (creation order); never reused within a run.
@@ -243,8 +245,8 @@ impl Network {
             profile: FaultProfile::NONE,
             links: Vec::new(),
             n: 0,
-            mailboxes: BTreeMap::new(),
-            listeners: BTreeMap::new(),
+            mailboxes: PortMap::default(),
+            listeners: PortMap::default(),
             conns: Vec::new(),
             watches: Vec::new(),
             routes: BTreeMap::new(),
@@ -582,24 +584,10 @@ pub(crate) fn crash_before_kill(w: &mut World, node: u32) -> usize {
             }
         }
     }
-    let ports: Vec<_> = w
-        .net
-        .mailboxes
-        .range((node, 0)..=(node, u16::MAX))
-        .map(|(k, _)| *k)
-        .collect();
-    for key in ports {
-        lost += w.net.mailboxes.remove(&key).map_or(0, |m| m.queue.len());
+    for (_, mailbox) in w.net.mailboxes.remove_node(node) {
+        lost += mailbox.queue.len();
     }
-    let ports: Vec<_> = w
-        .net
-        .listeners
-        .range((node, 0)..=(node, u16::MAX))
-        .map(|(k, _)| *k)
-        .collect();
-    for key in ports {
-        w.net.listeners.remove(&key);
-    }
+    w.net.listeners.remove_node(node);
     lost
 }
 
