@@ -19,6 +19,11 @@ if ! command -v cargo-afl >/dev/null 2>&1; then
     cargo install cargo-afl --locked
 fi
 (cd fuzz/afl && cargo afl build --release --bin "$target")
+# Pre-flight outside AFL++: a bad SIM_BUG or SIM_SIGNAL exits 2 with a message, which AFL++
+# would only report as a failed fork-server handshake.
+preflight=0
+"fuzz/afl/target/release/$target" </dev/null >/dev/null 2>fuzz/afl/preflight.log || preflight=$?
+if [ "$preflight" = 2 ]; then cat fuzz/afl/preflight.log >&2; exit 2; fi
 sync=${AFL_SYNC_DIR:-fuzz/afl/out/$target}
 seeds=fuzz/afl/seeds/$target
 mkdir -p "$(dirname "$sync")"

@@ -54,3 +54,11 @@ for source in fuzz/fuzz_targets/*.rs; do
         echo "FAIL $target: crashed on the correct system (exit $status)"; tail -40 "$log"; exit 1
     fi
 done
+# A bad SIM_BUG is a start-up error (exit 2, a message naming the known bugs), not a crash.
+status=0
+SIM_BUG=no-such-bug "$bin_dir/sim_target" -runs=1 -artifact_prefix="$work/" >"$work/badbug.log" 2>&1 || status=$?
+if [ $status -eq 2 ] && grep -q 'no planted bug "no-such-bug"' "$work/badbug.log" && ! compgen -G "$work/crash-*" >/dev/null; then
+    echo "ok   SIM_BUG=no-such-bug: start-up error, exit 2, no crash saved"
+else
+    echo "FAIL SIM_BUG=no-such-bug: expected exit 2 and a message (exit $status)"; cat "$work/badbug.log"; exit 1
+fi

@@ -6,8 +6,8 @@
 //! sim_fuzz::sim_fuzz_target!("echo", systems::echo::SPEC);
 //! ```
 //!
-//! The harness is built on the first input (libFuzzer runs the empty input first), from
-//! `SIM_BUG` and `SIM_SIGNAL`; a bad value stops the process with a message and exit code 2.
+//! The harness is built from `SIM_BUG` and `SIM_SIGNAL` in libFuzzer's initialisation hook,
+//! before the first input; a bad value stops the process with a message and exit code 2.
 
 pub use libfuzzer_sys;
 pub use sim_core;
@@ -21,15 +21,25 @@ pub fn corpus(verdict: sim_core::fuzz::Verdict) -> libfuzzer_sys::Corpus {
 }
 
 /// Defines a libFuzzer target named `$target` that fuzzes the system `$spec`.
+///
+/// The harness is built in libFuzzer's initialisation hook, before any input runs, so a bad
+/// `SIM_BUG` or `SIM_SIGNAL` exits with code 2 and a message instead of being saved as a crash.
 #[macro_export]
 macro_rules! sim_fuzz_target {
     ($target:literal, $spec:expr) => {
-        $crate::libfuzzer_sys::fuzz_target!(|data: &[u8]| -> $crate::libfuzzer_sys::Corpus {
-            static HARNESS: ::std::sync::OnceLock<$crate::sim_core::fuzz::Harness> = ::std::sync::OnceLock::new();
-            let harness = HARNESS.get_or_init(|| {
+        static HARNESS: ::std::sync::OnceLock<$crate::sim_core::fuzz::Harness> = ::std::sync::OnceLock::new();
+
+        fn harness() -> &'static $crate::sim_core::fuzz::Harness {
+            HARNESS.get_or_init(|| {
                 $crate::sim_core::fuzz::Harness::from_env_or_exit(&$spec, $target, $crate::sim_core::fuzz::Engine::LibFuzzer)
-            });
-            $crate::corpus(harness.fuzz_one(data))
-        });
+            })
+        }
+
+        $crate::libfuzzer_sys::fuzz_target!(
+            init: {
+                harness();
+            },
+            |data: &[u8]| -> $crate::libfuzzer_sys::Corpus { $crate::corpus(harness().fuzz_one(data)) }
+        );
     };
 }
