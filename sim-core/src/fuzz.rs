@@ -45,7 +45,6 @@
 //! assert!(Harness::new(&TOY, Some("nope"), "toy", Engine::Test).is_err());
 //! ```
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
@@ -113,7 +112,7 @@ pub struct Harness {
     engine: Engine,
     signals: Signals,
     replay_prefix: String,
-    seen: Mutex<HashSet<u64>>,
+    seen: Mutex<SeenHistories>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -144,7 +143,7 @@ impl Harness {
             engine,
             signals: Signals::NONE,
             replay_prefix: "cargo run --release -p systems --bin sim --".to_string(),
-            seen: Mutex::new(HashSet::new()),
+            seen: Mutex::new(SeenHistories::default()),
         })
     }
 
@@ -218,6 +217,7 @@ impl Harness {
                 .seen
                 .lock()
                 .map_or(true, |mut s| s.insert(outcome.history_hash));
+
         if !outcome.class.is_failure() {
             return Checked {
                 outcome,
@@ -353,6 +353,39 @@ impl Harness {
     }
 }
 
+/// The histories a harness has seen, for the `reject` signal: a direct-mapped table of
+/// [`SeenHistories::SLOTS`] hashes (8 MiB, allocated on first use), so memory stays bounded in
+/// campaigns of billions of runs. A collision evicts the older hash, and a later repeat of it
+/// is then kept once more — what the fuzzer would do without `reject`.
+#[derive(Debug, Default)]
+pub struct SeenHistories {
+    slots: Vec<u64>,
+}
+
+impl SeenHistories {
+    /// Table size.
+    pub const SLOTS: usize = 1 << 20;
+
+    /// Records `hash`; true if it was not in the table.
+    ///
+    /// ```
+    /// let mut seen = sim_core::fuzz::SeenHistories::default();
+    /// assert!(seen.insert(42));
+    /// assert!(!seen.insert(42));
+    /// ```
+    pub fn insert(&mut self, hash: u64) -> bool {
+        if self.slots.is_empty() {
+            self.slots = vec![0; Self::SLOTS];
+        }
+        // Slot 0 marks an empty slot, so hash 0 is stored as 1 (a harmless merge).
+        let stored = hash.max(1);
+        let slot = &mut self.slots[(hash % Self::SLOTS as u64) as usize];
+        let new = *slot != stored;
+        *slot = stored;
+        new
+    }
+}
+
 /// The metadata next to each corpus input (`corpus/TARGET/NAME.json`): what the input is
 /// expected to do when replayed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -429,6 +462,24 @@ pub fn sha1_hex(data: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seen_histories_are_bounded_and_evict_on_collision() {
+        let mut seen = SeenHistories::default();
+        let (a, b) = (7u64, 7 + SeenHistories::SLOTS as u64);
+        assert!(seen.insert(a) && !seen.insert(a), "a repeat is seen");
+        assert!(
+            seen.insert(b),
+            "a colliding hash is new and evicts the first"
+        );
+        assert!(seen.insert(a), "the evicted hash counts as new again");
+        assert!(seen.insert(0) && !seen.insert(0), "hash 0 is stored too");
+        assert_eq!(
+            seen.slots.len(),
+            SeenHistories::SLOTS,
+            "memory is the table, not the runs"
+        );
+    }
 
     #[test]
     fn sha1_matches_known_vectors() {
