@@ -51,7 +51,9 @@
 //! assert!(replay.is_exhausted());
 //! ```
 
+use std::cell::RefCell;
 use std::fmt;
+use std::rc::Rc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use serde::{Deserialize, Serialize};
@@ -301,11 +303,24 @@ pub enum DrawValue {
     Raw(Vec<u8>),
 }
 
+/// What a [`Recorder`] wrote: every draw, in order, and where each workload operation's
+/// draws start (the harness marks them; the shrinker deletes operations as whole blocks).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DrawLog {
+    /// Every draw with more than one option.
+    pub draws: Vec<Draw>,
+    /// Index into `draws` where each operation started.
+    pub op_starts: Vec<usize>,
+}
+
 /// Wraps a source and logs every draw, so the run can be re-encoded as [`Bytes`].
+///
+/// The log is shared: a run takes its source by value, so [`Recorder::log`] hands out the
+/// handle to read it by after the run.
 #[derive(Clone, Debug)]
 pub struct Recorder<S> {
     inner: S,
-    log: Vec<Draw>,
+    log: Rc<RefCell<DrawLog>>,
 }
 
 impl<S: Source> Recorder<S> {
@@ -313,18 +328,23 @@ impl<S: Source> Recorder<S> {
     pub fn new(inner: S) -> Self {
         Recorder {
             inner,
-            log: Vec::new(),
+            log: Rc::default(),
         }
     }
 
+    /// A handle on the log, readable after the recorder has been moved into a run.
+    pub fn log(&self) -> Rc<RefCell<DrawLog>> {
+        self.log.clone()
+    }
+
     /// Every draw so far, in order.
-    pub fn draws(&self) -> &[Draw] {
-        &self.log
+    pub fn draws(&self) -> Vec<Draw> {
+        self.log.borrow().draws.clone()
     }
 
     /// The byte buffer that makes [`Bytes`] return the same values for the same draws.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode(&self.log)
+        encode(&self.log.borrow().draws)
     }
 }
 
@@ -355,7 +375,7 @@ impl<S: Source> Source for Recorder<S> {
     fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
         let value = self.inner.draw(label, bound);
         if bound > 1 {
-            self.log.push(Draw {
+            self.log.borrow_mut().draws.push(Draw {
                 label: label.to_string(),
                 value: DrawValue::Int { bound, value },
             });
@@ -365,7 +385,7 @@ impl<S: Source> Source for Recorder<S> {
 
     fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
         self.inner.fill(label, buf);
-        self.log.push(Draw {
+        self.log.borrow_mut().draws.push(Draw {
             label: label.to_string(),
             value: DrawValue::Raw(buf.to_vec()),
         });
@@ -374,7 +394,12 @@ impl<S: Source> Source for Recorder<S> {
     fn is_exhausted(&self) -> bool {
         self.inner.is_exhausted()
     }
+
     fn mark_op(&mut self) {
+        let mut log = self.log.borrow_mut();
+        let at = log.draws.len();
+        log.op_starts.push(at);
+        drop(log);
         self.inner.mark_op()
     }
 }

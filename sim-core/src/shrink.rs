@@ -98,11 +98,9 @@
 //! assert_eq!(shrunk.ops_after, 1);
 //! ```
 
-use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::rc::Rc;
 
-use crate::choice::{encode, Bytes, Draw, DrawValue, Input, Source};
+use crate::choice::{encode, Bytes, Draw, DrawValue, Input, Recorder, Source};
 use crate::report::Outcome;
 use crate::sim::Sim;
 use crate::trace::{Event, Recording};
@@ -270,23 +268,19 @@ impl<'a> Shrinker<'a> {
     }
 
     fn execute(&self, source: Box<dyn Source>, budget_steps: Option<u64>) -> Run {
-        let draws = Rc::new(RefCell::new(Vec::new()));
-        let ops = Rc::new(RefCell::new(Vec::new()));
-        let logger = Logger {
-            inner: source,
-            draws: draws.clone(),
-            ops: ops.clone(),
-        };
+        let logger = Recorder::new(source);
+        let log = logger.log();
         let mut sim = (self.build)();
         if let Some(budget) = budget_steps {
             let config = sim.config_mut();
             config.budget_steps = config.budget_steps.min(budget);
         }
         let report = sim.run(Box::new(logger));
+        let log = log.take();
         Run {
             outcome: report.outcome,
-            draws: draws.take(),
-            ops: ops.take(),
+            draws: log.draws,
+            ops: log.op_starts,
         }
     }
 }
@@ -569,40 +563,5 @@ fn zero(draw: &mut Draw) {
     match &mut draw.value {
         DrawValue::Int { value, .. } => *value = 0,
         DrawValue::Raw(bytes) => bytes.iter_mut().for_each(|b| *b = 0),
-    }
-}
-
-/// Logs draws and where operations start.
-struct Logger {
-    inner: Box<dyn Source>,
-    draws: Rc<RefCell<Vec<Draw>>>,
-    ops: Rc<RefCell<Vec<usize>>>,
-}
-
-impl Source for Logger {
-    fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
-        let value = self.inner.draw(label, bound);
-        if bound > 1 {
-            self.draws.borrow_mut().push(Draw {
-                label: label.to_string(),
-                value: DrawValue::Int { bound, value },
-            });
-        }
-        value
-    }
-    fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
-        self.inner.fill(label, buf);
-        self.draws.borrow_mut().push(Draw {
-            label: label.to_string(),
-            value: DrawValue::Raw(buf.to_vec()),
-        });
-    }
-    fn is_exhausted(&self) -> bool {
-        self.inner.is_exhausted()
-    }
-    fn mark_op(&mut self) {
-        let at = self.draws.borrow().len();
-        self.ops.borrow_mut().push(at);
-        self.inner.mark_op();
     }
 }

@@ -46,12 +46,11 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
 use std::panic::{self, AssertUnwindSafe};
-use std::rc::Rc;
 use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::choice::{Choices, Draw, DrawValue, Input, Source};
+use crate::choice::{Choices, Draw, Input, Recorder, Source};
 use crate::net::{self, NetConfig, Network};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
 use crate::report::{Class, Outcome};
@@ -217,13 +216,10 @@ impl Sim {
     /// Runs on `input` and also returns every draw it made (label, bound, value), in order:
     /// the choice sequence a shrinker works on.
     pub fn run_logged(self, input: &Input) -> (Report, Vec<Draw>) {
-        let log = Rc::new(RefCell::new(Vec::new()));
-        let source = SharedRecorder {
-            inner: input.source(),
-            log: log.clone(),
-        };
-        let report = self.run(Box::new(source));
-        let draws = log.take();
+        let recorder = Recorder::new(input.source());
+        let log = recorder.log();
+        let report = self.run(Box::new(recorder));
+        let draws = log.take().draws;
         (report, draws)
     }
 
@@ -671,37 +667,6 @@ pub fn for_each_seed(seeds: std::ops::Range<u64>, mut body: impl FnMut(u64)) -> 
         body(seed);
     }
     list
-}
-
-struct SharedRecorder {
-    inner: Box<dyn Source>,
-    log: Rc<RefCell<Vec<Draw>>>,
-}
-
-impl Source for SharedRecorder {
-    fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
-        let value = self.inner.draw(label, bound);
-        if bound > 1 {
-            self.log.borrow_mut().push(Draw {
-                label: label.to_string(),
-                value: DrawValue::Int { bound, value },
-            });
-        }
-        value
-    }
-    fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
-        self.inner.fill(label, buf);
-        self.log.borrow_mut().push(Draw {
-            label: label.to_string(),
-            value: DrawValue::Raw(buf.to_vec()),
-        });
-    }
-    fn is_exhausted(&self) -> bool {
-        self.inner.is_exhausted()
-    }
-    fn mark_op(&mut self) {
-        self.inner.mark_op()
-    }
 }
 
 thread_local! {
