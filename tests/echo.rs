@@ -24,7 +24,7 @@ fn the_correct_echo_passes_every_seed_with_swarm_faults() {
 fn the_correct_echo_passes_with_every_fault_at_full_rate() {
     let spec = echo();
     let mut opts = spec.options(None).unwrap();
-    opts.config.net.faults = Faults::Fixed(FaultProfile::EVERYTHING);
+    opts.faults = Some(Faults::Fixed(FaultProfile::EVERYTHING));
     for seed in 0..200 {
         let o = spec.run(&opts, &Input::Seed(seed)).outcome;
         assert!(o.class.is_pass(), "seed {seed}: {o:?}");
@@ -46,7 +46,7 @@ fn the_half_close_bug_is_found_by_a_seed_sweep() {
     assert_eq!(o.invariant.as_deref(), Some("echo-is-exact"), "{o:?}");
     // Without faults too: the bug needs no network fault, only TCP's half-close.
     let mut quiet = opts.clone();
-    quiet.config.net.faults = Faults::Fixed(FaultProfile::NONE);
+    quiet.faults = Some(Faults::Fixed(FaultProfile::NONE));
     assert!((0..100).any(|s| spec.run(&quiet, &Input::Seed(s)).outcome.class.is_failure()));
 }
 

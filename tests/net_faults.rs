@@ -897,3 +897,51 @@ fn a_connect_times_out_under_a_long_partition_and_succeeds_after_the_heal() {
     });
     pass(sim.run_seed(0));
 }
+
+/// Liveness is judged after a heal phase: once the workload is done the network draws no new
+/// fault, so an `eventually` property is not failed by faults that never stop.
+#[test]
+fn no_fault_is_drawn_after_the_workload_is_done() {
+    let mut config = Config {
+        recording: Recording::Full,
+        ..Config::default()
+    };
+    config.net.faults = Faults::Fixed(FaultProfile {
+        partition_per_mille: 500,
+        partition_ms_max: 50,
+        ..FaultProfile::NONE
+    });
+    let mut sim = Sim::new(config);
+    sim.node("a", |_| async {
+        let sock = Socket::<u32>::bind(1).unwrap();
+        for n in 0.. {
+            sock.send(Addr::named("b", 1), n);
+            sim_core::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    sim.node("b", |_| async {
+        let _sock = Socket::<u32>::bind(1).unwrap();
+        std::future::pending::<()>().await;
+    });
+    sim.client("client", |_| {
+        sim_core::time::sleep(Duration::from_millis(200))
+    });
+    sim.eventually("never", Duration::from_secs(2), || false);
+    let report = sim.run_seed(3);
+    assert_eq!(report.outcome.class, sim_core::report::Class::Liveness);
+    let faults: Vec<u64> = report
+        .history
+        .events()
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Fault { .. }) && e.detail.starts_with("partition"))
+        .map(|e| e.time_ns)
+        .collect();
+    assert!(
+        faults.iter().any(|&t| t < 200_000_000),
+        "faults are drawn during the workload: {faults:?}"
+    );
+    assert!(
+        faults.iter().all(|&t| t <= 200_000_000),
+        "a fault was drawn after the workload: {faults:?}"
+    );
+}

@@ -93,3 +93,33 @@ fn any_byte_buffer_is_a_valid_input() {
         );
     }
 }
+
+/// Two-phase commit runs with every network fault available: the correct protocol (votes
+/// deduplicated by voter, a duplicated Begin ignored, participants in doubt asking for the
+/// decision) passes every check under a drawn fault profile and under all faults at once,
+/// and the planted bug is still found.
+#[test]
+fn the_correct_system_passes_under_network_faults() {
+    use sim_core::net::{FaultProfile, Faults};
+    let spec = two_pc();
+    for faults in [Faults::Swarm, Faults::Fixed(FaultProfile::EVERYTHING)] {
+        let mut opts = spec.options(None).unwrap();
+        opts.faults = Some(faults);
+        let mut buggy = spec.options(Some("first-vote-wins")).unwrap();
+        buggy.faults = Some(faults);
+        let mut found = 0;
+        for_each_seed(0..400, |seed| {
+            let outcome = spec.run(&opts, &Input::Seed(seed)).outcome;
+            assert!(
+                outcome.class.is_pass(),
+                "{faults:?} seed {seed}: {outcome:?}"
+            );
+            found +=
+                u32::from(spec.run(&buggy, &Input::Seed(seed)).outcome.class == Class::Correctness);
+        });
+        assert!(
+            found > 0 || std::env::var("DST_SEED").is_ok(),
+            "{faults:?}: the bug should be found"
+        );
+    }
+}

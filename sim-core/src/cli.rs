@@ -33,6 +33,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::choice::Input;
+use crate::net::Faults;
 use crate::render;
 use crate::report::Outcome;
 use crate::repro::{self, BuildInfo, Repro, ReproError, RunIdentity, TraceFile};
@@ -50,6 +51,9 @@ pub enum CliError {
     /// `--seeds` is not `A..B`.
     #[error("--seeds {0:?} is not a range; write it as START..END, e.g. --seeds 0..1000")]
     BadSeeds(String),
+    /// `--faults` is unknown.
+    #[error("--faults {0:?} is unknown; use off, swarm or all")]
+    BadFaults(String),
     /// `--strategy` is unknown.
     #[error("--strategy {0:?} is unknown; use uniform, pct or fifo")]
     BadStrategy(String),
@@ -135,6 +139,9 @@ struct Common {
     /// Scheduling strategy: uniform, pct or fifo.
     #[arg(long, default_value = "uniform")]
     strategy: String,
+    /// Network faults: off, swarm (a profile drawn per run) or all; unset = the system's own.
+    #[arg(long)]
+    faults: Option<String>,
     /// Print JSON instead of key=value lines.
     #[arg(long)]
     json: bool,
@@ -330,6 +337,12 @@ impl Cli {
         opts.pinned = common.pinned;
         opts.config.strategy = Strategy::parse(&common.strategy)
             .ok_or_else(|| CliError::BadStrategy(common.strategy.clone()))?;
+        opts.faults = match &common.faults {
+            None => None,
+            Some(name) => {
+                Some(Faults::parse(name).ok_or_else(|| CliError::BadFaults(name.clone()))?)
+            }
+        };
         Ok(opts)
     }
 
@@ -343,6 +356,9 @@ impl Cli {
         }
         if common.strategy != "uniform" {
             f += &format!(" --strategy {}", common.strategy);
+        }
+        if let Some(faults) = &common.faults {
+            f += &format!(" --faults {faults}");
         }
         f
     }
@@ -629,6 +645,7 @@ impl Cli {
         let mut repro = Repro::new(spec.name, opts.bug, bytes);
         repro.pinned = common.pinned;
         repro.strategy = common.strategy.clone();
+        repro.faults = common.faults.clone();
         repro.origin = origin.to_string();
         repro
     }
@@ -678,6 +695,13 @@ impl Cli {
             if args.common.pinned && !repro.pinned {
                 return conflict(format!("--pinned but {file} was not run pinned"));
             }
+            if args.common.faults.is_some() && args.common.faults != repro.faults {
+                return conflict(format!(
+                    "--faults {} but {file} says {}",
+                    args.common.faults.as_deref().unwrap_or(""),
+                    repro.faults.as_deref().unwrap_or("the system's default")
+                ));
+            }
             if args.common.strategy != "uniform" && args.common.strategy != repro.strategy {
                 return conflict(format!(
                     "--strategy {} but {file} says {}",
@@ -689,6 +713,7 @@ impl Cli {
                 bug: repro.bug.clone(),
                 pinned: repro.pinned,
                 strategy: repro.strategy.clone(),
+                faults: repro.faults.clone(),
                 ..args.common.clone()
             };
             let bytes = repro.input().map_err(|source| CliError::Repro {
@@ -916,6 +941,7 @@ impl Cli {
                 bug: repro.bug.clone(),
                 pinned: repro.pinned,
                 strategy: repro.strategy.clone(),
+                faults: repro.faults.clone(),
                 json: false,
                 failures_dir: PathBuf::new(),
             };

@@ -121,6 +121,9 @@ pub struct Repro {
     /// Scheduling strategy name.
     #[serde(default = "default_strategy")]
     pub strategy: String,
+    /// `--faults` (off, swarm, all), if the run set it; absent = the system's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<String>,
     /// The byte input, hex.
     pub input_hex: String,
     /// Where the input came from (`seed:11`, `shrunk from seed:11`, a file hash).
@@ -154,6 +157,7 @@ impl Repro {
             bug: bug.map(str::to_string),
             pinned: false,
             strategy: default_strategy(),
+            faults: None,
             input_hex: to_hex(&input),
             origin: String::new(),
             history_hash: None,

@@ -8,7 +8,9 @@
 //! A run ends when
 //! * an invariant fails ([`Class::Correctness`]) or system code panics ([`Class::Panic`]);
 //! * every client finished and every `eventually` property holds ([`Class::Pass`]), or one
-//!   did not within its bound ([`Class::Liveness`]);
+//!   did not within its bound ([`Class::Liveness`]). Liveness is judged after a heal phase:
+//!   once the workload is done, the network draws no new faults (those in force run out on
+//!   their own bounded schedule), so "never" is told apart from "not while partitioned";
 //! * nothing is runnable and nothing is scheduled while clients are unfinished
 //!   ([`Class::Deadlock`]);
 //! * the step budget runs out, or the time budget while clients are unfinished
@@ -523,7 +525,11 @@ impl Driver<'_> {
             return Some((Class::Pass, None, String::new()));
         }
         let now = with(|w| w.clock.now_ns);
-        let start = *deadline.get_or_insert(now);
+        let start = *deadline.get_or_insert_with(|| {
+            // The heal phase begins: liveness is judged on a network that stops failing.
+            with(net::stop_drawing_faults);
+            now
+        });
         let mut all = true;
         for e in self.eventually.iter_mut() {
             if !(e.check)() {

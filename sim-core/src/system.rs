@@ -45,6 +45,8 @@ pub struct RunOptions {
     pub bug: Option<&'static str>,
     /// Fix the workload; only the schedule varies.
     pub pinned: bool,
+    /// Network faults for this run; `None` = the system's own choice (see its docs).
+    pub faults: Option<crate::net::Faults>,
     /// Budgets, strategy, network, recording.
     pub config: Config,
 }
@@ -85,6 +87,16 @@ pub enum SpecError {
     },
 }
 
+impl RunOptions {
+    /// The run's configuration, with `--faults` (if given) or else the system's own default
+    /// fault setting `default_faults`. Systems build their `Sim` from this.
+    pub fn config_with_faults(&self, default_faults: crate::net::Faults) -> Config {
+        let mut config = self.config.clone();
+        config.net.faults = self.faults.unwrap_or(default_faults);
+        config
+    }
+}
+
 impl SystemSpec {
     /// Options for `bug` (checked against this system's bugs), with default config.
     pub fn options(&self, bug: Option<&str>) -> Result<RunOptions, SpecError> {
@@ -108,6 +120,7 @@ impl SystemSpec {
             ),
         };
         Ok(RunOptions {
+            faults: None,
             bug,
             pinned: false,
             config: Config::default(),

@@ -87,11 +87,8 @@ impl Model {
 }
 
 fn build(opts: &RunOptions) -> Sim {
-    let mut config = opts.config.clone();
-    if config.net.faults == Faults::Off {
-        config.net.faults = Faults::Swarm;
-    }
-    let mut sim = Sim::new(config);
+    // Every network fault is on unless the run says otherwise (`--faults`).
+    let mut sim = Sim::new(opts.config_with_faults(Faults::Swarm));
     let model = Rc::new(RefCell::new(Model::default()));
     let buggy = opts.bug == Some("half-close-drops-reply");
 

@@ -20,7 +20,7 @@
 //! to one transaction voted yes, yes, no to show exactly that).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -28,7 +28,8 @@ use arbitrary::Arbitrary;
 use futures::channel::mpsc;
 use futures::StreamExt;
 use sim_core::choice::Choices;
-use sim_core::net::{Addr, Socket};
+use sim_core::net::{Addr, Faults, Socket};
+use sim_core::node::NodeId;
 use sim_core::sim::{self, Sim};
 use sim_core::system::{BugSpec, RunOptions, SystemSpec};
 use sim_core::time::timeout;
@@ -48,6 +49,8 @@ const PORT: u16 = 1;
 const PARTICIPANTS: [&str; 3] = ["p1", "p2", "p3"];
 const VOTE_TIMEOUT: Duration = Duration::from_secs(1);
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a prepared participant waits for the decision before asking for it.
+const QUERY_AFTER: Duration = Duration::from_millis(300);
 
 /// The protocol's messages.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -82,6 +85,11 @@ pub enum Msg {
         tx: u64,
         /// Commit or abort.
         commit: bool,
+    },
+    /// Participant in doubt → coordinator: what was decided for `tx`?
+    Query {
+        /// Transaction id.
+        tx: u64,
     },
 }
 
@@ -148,7 +156,9 @@ impl Model {
 }
 
 fn build(opts: &RunOptions) -> Sim {
-    let mut sim = Sim::new(opts.config.clone());
+    // Faults are off unless the run turns them on (`--faults swarm`): the protocol tolerates
+    // loss, duplication, reordering and partitions, and liveness is judged after the heal.
+    let mut sim = Sim::new(opts.config_with_faults(Faults::Off));
     let model = Rc::new(RefCell::new(Model::default()));
     let first_vote_wins = opts.bug == Some("first-vote-wins");
     let pinned = opts.pinned;
@@ -211,21 +221,27 @@ async fn client(model: Rc<RefCell<Model>>, pinned: bool) {
 
 async fn coordinator(first_vote_wins: bool) {
     let sock = Rc::new(Socket::<Msg>::bind(PORT).expect("coordinator port is free"));
-    // Votes of each open transaction go to that transaction's decision task.
-    let mut ballots: BTreeMap<u64, mpsc::UnboundedSender<bool>> = BTreeMap::new();
+    // Votes of each open transaction go to that transaction's decision task, tagged with the
+    // voter: a duplicated vote must not count twice.
+    let mut ballots: BTreeMap<u64, mpsc::UnboundedSender<(NodeId, bool)>> = BTreeMap::new();
+    // Outcomes decided so far, for participants in doubt that ask again.
+    let decided: Rc<RefCell<BTreeMap<u64, bool>>> = Rc::default();
     loop {
         let (from, msg) = sock.recv().await;
         match msg {
-            Msg::Begin { tx } => {
+            // A duplicated Begin must not start a second round (which would time out and abort
+            // a transaction the first round may have committed).
+            Msg::Begin { tx } if !ballots.contains_key(&tx) => {
                 let (votes_tx, votes_rx) = mpsc::unbounded();
                 ballots.insert(tx, votes_tx);
                 for p in PARTICIPANTS {
                     sock.send(Addr::named(p, PORT), Msg::Prepare { tx });
                 }
-                let sock = sock.clone();
+                let (sock, decided) = (sock.clone(), decided.clone());
                 sim_core::rt::spawn(async move {
-                    let decided = timeout(VOTE_TIMEOUT, decide(votes_rx, first_vote_wins)).await;
-                    let commit = decided.unwrap_or(false);
+                    let outcome = timeout(VOTE_TIMEOUT, decide(votes_rx, first_vote_wins)).await;
+                    let commit = outcome.unwrap_or(false);
+                    decided.borrow_mut().insert(tx, commit);
                     for p in PARTICIPANTS {
                         sock.send(Addr::named(p, PORT), Msg::Decide { tx, commit });
                     }
@@ -235,7 +251,13 @@ async fn coordinator(first_vote_wins: bool) {
             Msg::Vote { tx, yes } => {
                 if let Some(ballot) = ballots.get(&tx) {
                     // A closed ballot (already decided) ignores late votes.
-                    let _ = ballot.unbounded_send(yes);
+                    let _ = ballot.unbounded_send((from.node, yes));
+                }
+            }
+            Msg::Query { tx } => {
+                // Undecided yet: the participant asks again later.
+                if let Some(&commit) = decided.borrow().get(&tx) {
+                    sock.send(from, Msg::Decide { tx, commit });
                 }
             }
             _ => {}
@@ -244,9 +266,9 @@ async fn coordinator(first_vote_wins: bool) {
 }
 
 /// Collects votes until they decide the transaction.
-async fn decide(mut votes: mpsc::UnboundedReceiver<bool>, first_vote_wins: bool) -> bool {
-    let mut yes_count = 0;
-    while let Some(yes) = votes.next().await {
+async fn decide(mut votes: mpsc::UnboundedReceiver<(NodeId, bool)>, first_vote_wins: bool) -> bool {
+    let mut yes_voters = BTreeSet::new();
+    while let Some((voter, yes)) = votes.next().await {
         if first_vote_wins {
             // Planted bug: the first vote to arrive decides.
             return yes;
@@ -254,8 +276,8 @@ async fn decide(mut votes: mpsc::UnboundedReceiver<bool>, first_vote_wins: bool)
         if !yes {
             return false;
         }
-        yes_count += 1;
-        if yes_count == PARTICIPANTS.len() {
+        yes_voters.insert(voter);
+        if yes_voters.len() == PARTICIPANTS.len() {
             return true;
         }
     }
@@ -265,7 +287,24 @@ async fn decide(mut votes: mpsc::UnboundedReceiver<bool>, first_vote_wins: bool)
 async fn participant(index: usize, model: Rc<RefCell<Model>>) {
     let sock = Socket::<Msg>::bind(PORT).expect("participant port is free");
     loop {
-        let (from, msg) = sock.recv().await;
+        let in_doubt: Vec<u64> = model.borrow().state[index]
+            .iter()
+            .filter(|(_, state)| **state == TxState::Prepared)
+            .map(|(tx, _)| *tx)
+            .collect();
+        let received = if in_doubt.is_empty() {
+            Some(sock.recv().await)
+        } else {
+            timeout(QUERY_AFTER, sock.recv()).await.ok()
+        };
+        let Some((from, msg)) = received else {
+            // Prepared and no decision yet: the decision may have been lost. Ask for it (2PC's
+            // cooperative termination; a participant that voted yes may not decide alone).
+            for tx in in_doubt {
+                sock.send(Addr::named("coord", PORT), Msg::Query { tx });
+            }
+            continue;
+        };
         match msg {
             Msg::Prepare { tx } => {
                 // The network may reorder: a decision can overtake its Prepare. A transaction

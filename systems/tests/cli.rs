@@ -197,6 +197,12 @@ fn usage_and_input_errors_exit_2_and_say_what_to_fix() {
             "uniform, pct or fifo",
         ),
         (vec!["sweep"], "--system NAME or --all"),
+        (
+            vec![
+                "run", "--system", "two-pc", "--seed", "1", "--faults", "some",
+            ],
+            "off, swarm or all",
+        ),
     ] {
         let o = sim(&args);
         let err = String::from_utf8_lossy(&o.stderr);

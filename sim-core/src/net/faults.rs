@@ -225,6 +225,17 @@ pub enum Faults {
 }
 
 impl Faults {
+    /// Parses a command-line name: `off`, `swarm` (drawn per run) or `all` (every fault at the
+    /// swarm maxima).
+    pub fn parse(name: &str) -> Option<Faults> {
+        match name {
+            "off" => Some(Faults::Off),
+            "swarm" => Some(Faults::Swarm),
+            "all" => Some(Faults::Fixed(FaultProfile::EVERYTHING)),
+            _ => None,
+        }
+    }
+
     /// The profile of one run; draws only for [`Faults::Swarm`].
     pub(crate) fn profile(self, source: &mut dyn Source) -> FaultProfile {
         match self {

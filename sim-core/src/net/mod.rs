@@ -292,6 +292,13 @@ impl Network {
     }
 }
 
+/// The heal phase, when the workload is done and liveness is being checked: no new fault is
+/// drawn from then on. Drawn partitions, clogs and stalls already in force end on their own
+/// schedule (each is bounded), and scripted controls stay the scenario's business.
+pub(crate) fn stop_drawing_faults(w: &mut World) {
+    w.net.profile = FaultProfile::NONE;
+}
+
 /// Called once when a run starts, before any setup: sizes the link table and draws the
 /// fault profile (the first draws of a run, so they shape everything after).
 pub(crate) fn start_run(w: &mut World) {
