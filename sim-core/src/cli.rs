@@ -537,6 +537,7 @@ impl Cli {
                 bug_label(opts.bug),
                 replay_of(0).replace("--seed 0", "--seed N")
             );
+            // Wall clock for runs_per_sec only, outside every run (see the module docs).
             let started = std::time::Instant::now();
             let mut failures = 0u64;
             let mut first_failure: Option<(u64, Outcome)> = None;
@@ -833,6 +834,7 @@ impl Cli {
             self.replay_prefix
         )?;
         out.flush()?;
+        // Wall clock for shrink_ms only, outside every run (see the module docs).
         let started = std::time::Instant::now();
         let shrunk = Shrinker::new(|| (spec.build)(&opts))
             .max_runs(args.max_runs)
