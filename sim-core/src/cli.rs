@@ -503,6 +503,8 @@ impl Cli {
             _ => return Err(CliError::SweepTarget),
         };
         let mut any_failure = false;
+        // For --all: correct variants that failed, and planted bugs that were (not) found.
+        let (mut correct_failed, mut bugs_found, mut bugs) = (0u64, 0u64, 0u64);
         for (spec, bug) in targets {
             let common = Common {
                 bug,
@@ -603,6 +605,12 @@ impl Cli {
             let elapsed = started.elapsed().as_secs_f64().max(1e-9);
             let runs = seeds.end - seeds.start;
             any_failure |= failures > 0;
+            if common.bug.is_some() {
+                bugs += 1;
+                bugs_found += u64::from(failures > 0);
+            } else {
+                correct_failed += failures;
+            }
             let first_seed = first_failure
                 .as_ref()
                 .map_or("none".to_string(), |(s, _)| s.to_string());
@@ -628,6 +636,25 @@ impl Cli {
                     out,
                     "{prefix}seeds={runs} failures={failures} first_failure_seed={first_seed} runs_per_sec={:.0}",
                     runs_per_sec
+                )?;
+            }
+        }
+        if args.all {
+            // One line a person can act on: the campaign is as expected when every correct
+            // variant passed every seed and every planted bug was found.
+            let verdict = if correct_failed == 0 && bugs_found == bugs {
+                "as-expected"
+            } else {
+                "UNEXPECTED"
+            };
+            if args.common.json {
+                let json = serde_json::json!({"campaign": verdict, "correct_runs_failed": correct_failed,
+                    "planted_bugs_found": bugs_found, "planted_bugs": bugs});
+                writeln!(out, "{json}")?;
+            } else {
+                writeln!(
+                    out,
+                    "campaign={verdict} correct_runs_failed={correct_failed} planted_bugs_found={bugs_found}/{bugs}"
                 )?;
             }
         }

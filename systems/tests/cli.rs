@@ -87,6 +87,11 @@ fn sweep_all_prints_one_line_per_system_and_bug() {
             .any(|l| l.contains("system=two-pc bug=first-vote-wins")),
         "{out}"
     );
+    assert_eq!(
+        out.lines().last(),
+        Some("campaign=as-expected correct_runs_failed=0 planted_bugs_found=2/2"),
+        "{out}"
+    );
 }
 
 #[test]
