@@ -304,6 +304,10 @@ fn late_fault_is_reachable_from_a_short_buffer() {
         "seed {seed} re-encodes to {} bytes",
         bytes.len()
     );
+    eprintln!(
+        "seed {seed} fires it; its run re-encodes to {} bytes",
+        bytes.len()
+    );
 }
 
 #[test]
