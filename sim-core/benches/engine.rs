@@ -24,10 +24,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use sim_core::choice::{Choices, Seeded};
-use sim_core::net::{Addr, Socket};
+use sim_core::net::Socket;
 use sim_core::rt::{spawn, yield_now};
 use sim_core::sim::{Config, Sim};
-use sim_core::time::{interval, sleep, timeout};
+use sim_core::time::sleep;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -143,111 +143,9 @@ fn bare_timers() -> u64 {
 
 // ---------------------------------------------------------------- (b) the comparison workload
 
-const ROUND_TRIPS: u64 = 100;
-
-async fn heartbeat() {
-    let mut tick = interval(Duration::from_millis(100));
-    loop {
-        tick.tick().await;
-    }
-}
-
-/// Returns (simulated nanoseconds, history events).
-fn sim_workload(seed: u64) -> (u64, u64) {
-    let mut sim = Sim::new(Config::default());
-    for name in ["echo1", "echo2"] {
-        sim.node(name, |_| async {
-            spawn(heartbeat());
-            let sock = Socket::<u64>::bind(1).unwrap();
-            loop {
-                let (from, n) = sock.recv().await;
-                sock.send(from, n);
-            }
-        });
-    }
-    sim.client("client", |_| async {
-        spawn(heartbeat());
-        let sock = Socket::<u64>::bind(1).unwrap();
-        let servers = [Addr::named("echo1", 1), Addr::named("echo2", 1)];
-        for n in 0..ROUND_TRIPS {
-            sock.send(servers[(n % 2) as usize], n);
-            let reply = timeout(Duration::from_secs(1), sock.recv()).await;
-            assert_eq!(reply.map(|r| r.1), Ok(n));
-        }
-    });
-    let o = sim.run_seed(seed).outcome;
-    assert!(o.class.is_pass(), "{o:?}");
-    (o.sim_time_ns, o.steps)
-}
-
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
-    Heartbeat(u8),
-    ServerRecv { server: u8, n: u64 },
-    ClientRecv { n: u64 },
-    Timeout { n: u64 },
-}
-
-/// The same workload as a hand-written discrete-event loop: a heap of (time, seq, event).
-fn bare_workload(seed: u64) -> u64 {
-    let mut rng = Seeded::new(seed);
-    let mut heap: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
-    let mut seq = 0;
-    let mut push = |heap: &mut BinaryHeap<_>, at: u64, ev: Ev| {
-        seq += 1;
-        heap.push(Reverse((at, seq, ev)));
-    };
-    const MS: u64 = 1_000_000;
-    for node in 0..3 {
-        push(&mut heap, 0, Ev::Heartbeat(node));
-    }
-    let latency = |rng: &mut Seeded| rng.range_inclusive("lat", 1, 10) * MS;
-    let l = latency(&mut rng);
-    push(&mut heap, l, Ev::ServerRecv { server: 0, n: 0 });
-    push(&mut heap, 1000 * MS, Ev::Timeout { n: 0 });
-    let mut outstanding = Some(0u64);
-    let mut now = 0;
-    let mut heartbeats = 0u64;
-    while let Some(Reverse((at, _, ev))) = heap.pop() {
-        now = at;
-        match ev {
-            Ev::Heartbeat(node) => {
-                heartbeats += 1;
-                push(&mut heap, now + 100 * MS, Ev::Heartbeat(node));
-            }
-            Ev::ServerRecv { n, .. } => {
-                let l = latency(&mut rng);
-                push(&mut heap, now + l, Ev::ClientRecv { n });
-            }
-            Ev::ClientRecv { n } => {
-                assert_eq!(outstanding, Some(n));
-                let next = n + 1;
-                if next == ROUND_TRIPS {
-                    break;
-                }
-                outstanding = Some(next);
-                let l = latency(&mut rng);
-                push(
-                    &mut heap,
-                    now + l,
-                    Ev::ServerRecv {
-                        server: (next % 2) as u8,
-                        n: next,
-                    },
-                );
-                push(&mut heap, now + 1000 * MS, Ev::Timeout { n: next });
-            }
-            Ev::Timeout { n } => {
-                assert!(
-                    outstanding != Some(n),
-                    "no request times out at 10 ms latency"
-                );
-            }
-        }
-    }
-    black_box(heartbeats);
-    now
-}
+#[path = "common/workload.rs"]
+mod workload;
+use workload::{bare_workload, sim_workload};
 
 /// The fixed cost of a run: the workload's three nodes, no round trips.
 fn sim_empty_run() -> u64 {

@@ -1,0 +1,97 @@
+//! The comparison workload on sim-core, on turmoil, and as a hand-written discrete-event loop,
+//! side by side in one process: `cargo run --release` in this folder.
+//!
+//! The workload (see `sim-core/benches/common/workload.rs`): 3 nodes, a client doing 100
+//! request/response round trips alternating between two echo servers, 1-10 ms latency, a 1 s
+//! timeout per request, and a never-ending 100 ms heartbeat task on every node. On turmoil
+//! the servers are UDP hosts and the latency bounds are `min/max_message_latency` (turmoil
+//! draws within them from its own distribution, not uniformly: the closest it offers).
+//!
+//! Prints the median wall time per run over the same seeds for each, and the ratios.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+#[path = "../../../sim-core/benches/common/workload.rs"]
+#[allow(dead_code)]
+mod workload;
+
+use workload::{bare_workload, sim_workload, ROUND_TRIPS};
+
+async fn turmoil_heartbeat() {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tick.tick().await;
+    }
+}
+
+fn turmoil_workload(seed: u64) {
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(seed)
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(10))
+        .simulation_duration(Duration::from_secs(60))
+        .build();
+    for name in ["echo1", "echo2"] {
+        sim.host(name, || async {
+            tokio::spawn(turmoil_heartbeat());
+            let sock = turmoil::net::UdpSocket::bind((std::net::Ipv4Addr::UNSPECIFIED, 1)).await?;
+            let mut buf = [0u8; 8];
+            loop {
+                let (n, from) = sock.recv_from(&mut buf).await?;
+                sock.send_to(&buf[..n], from).await?;
+            }
+        });
+    }
+    sim.client("client", async {
+        tokio::spawn(turmoil_heartbeat());
+        let sock = turmoil::net::UdpSocket::bind((std::net::Ipv4Addr::UNSPECIFIED, 1)).await?;
+        let servers = [turmoil::lookup("echo1"), turmoil::lookup("echo2")];
+        let mut buf = [0u8; 8];
+        for n in 0..ROUND_TRIPS {
+            sock.send_to(&n.to_le_bytes(), (servers[(n % 2) as usize], 1))
+                .await?;
+            let (len, _) =
+                tokio::time::timeout(Duration::from_secs(1), sock.recv_from(&mut buf)).await??;
+            assert_eq!(&buf[..len], &n.to_le_bytes());
+        }
+        Ok(())
+    });
+    sim.run().expect("the turmoil run passes");
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn time_us(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+fn main() {
+    let seeds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+    let (mut ours, mut turmoil, mut bare) = (Vec::new(), Vec::new(), Vec::new());
+    for seed in 0..seeds {
+        ours.push(time_us(|| {
+            black_box(sim_workload(seed));
+        }));
+        turmoil.push(time_us(|| turmoil_workload(seed)));
+        bare.push(time_us(|| {
+            black_box(bare_workload(seed));
+        }));
+    }
+    let (o, t, b) = (median(ours), median(turmoil), median(bare));
+    println!("seeds={seeds} (median wall time per run)");
+    println!("sim_core_us={o:.1} turmoil_us={t:.1} bare_des_us={b:.1}");
+    println!(
+        "turmoil_over_sim_core={:.1} sim_core_over_bare={:.1}",
+        t / o,
+        o / b
+    );
+}
