@@ -1,5 +1,6 @@
-//! The comparison workload on sim-core, on turmoil, and as a hand-written discrete-event loop,
-//! side by side in one process: `cargo run --release` in this folder.
+//! The comparison workload on sim-core, on turmoil, on madsim, and as a hand-written
+//! discrete-event loop, side by side in one process: `cargo run --release` in this folder
+//! (`.cargo/config.toml` sets `--cfg madsim`, which madsim needs and the others ignore).
 //!
 //! The workload (see `sim-core/benches/common/workload.rs`): 3 nodes, a client doing 100
 //! request/response round trips alternating between two echo servers, 1-10 ms latency, a 1 s
@@ -60,6 +61,56 @@ fn turmoil_workload(seed: u64) {
     sim.run().expect("the turmoil run passes");
 }
 
+async fn madsim_heartbeat() {
+    let mut tick = madsim::time::interval(Duration::from_millis(100));
+    loop {
+        tick.tick().await;
+    }
+}
+
+fn madsim_workload(seed: u64) {
+    use std::net::{IpAddr, Ipv4Addr};
+    let mut config = madsim::Config::default();
+    config.net.send_latency = Duration::from_millis(1)..Duration::from_millis(10);
+    let rt = madsim::runtime::Runtime::with_seed_and_config(seed, config);
+    let ip = |i: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, i));
+    for (i, name) in [(1, "echo1"), (2, "echo2")] {
+        let node = rt.create_node().name(name).ip(ip(i)).build();
+        node.spawn(async move {
+            madsim::task::spawn(madsim_heartbeat());
+            let sock = madsim::net::UdpSocket::bind((ip(i), 1)).await.unwrap();
+            let mut buf = [0u8; 8];
+            loop {
+                let (n, from) = sock.recv_from(&mut buf).await.unwrap();
+                sock.send_to(from, &buf[..n]).await.unwrap();
+            }
+        });
+    }
+    let client = rt.create_node().name("client").ip(ip(3)).build();
+    rt.block_on(async move {
+        client
+            .spawn(async move {
+                madsim::task::spawn(madsim_heartbeat());
+                let sock = madsim::net::UdpSocket::bind((ip(3), 1)).await.unwrap();
+                let servers = [(ip(1), 1), (ip(2), 1)];
+                let mut buf = [0u8; 8];
+                for n in 0..ROUND_TRIPS {
+                    sock.send_to(servers[(n % 2) as usize], &n.to_le_bytes())
+                        .await
+                        .unwrap();
+                    let (len, _) =
+                        madsim::time::timeout(Duration::from_secs(1), sock.recv_from(&mut buf))
+                            .await
+                            .expect("no request times out at 10 ms latency")
+                            .unwrap();
+                    assert_eq!(&buf[..len], &n.to_le_bytes());
+                }
+            })
+            .await
+            .unwrap();
+    });
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -76,22 +127,25 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let (mut ours, mut turmoil, mut bare) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ours, mut turmoil, mut madsim, mut bare) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for seed in 0..seeds {
         ours.push(time_us(|| {
             black_box(sim_workload(seed));
         }));
         turmoil.push(time_us(|| turmoil_workload(seed)));
+        madsim.push(time_us(|| madsim_workload(seed)));
         bare.push(time_us(|| {
             black_box(bare_workload(seed));
         }));
     }
-    let (o, t, b) = (median(ours), median(turmoil), median(bare));
+    let (o, t, m, b) = (median(ours), median(turmoil), median(madsim), median(bare));
     println!("seeds={seeds} (median wall time per run)");
-    println!("sim_core_us={o:.1} turmoil_us={t:.1} bare_des_us={b:.1}");
+    println!("sim_core_us={o:.1} turmoil_us={t:.1} madsim_us={m:.1} bare_des_us={b:.1}");
     println!(
-        "turmoil_over_sim_core={:.1} sim_core_over_bare={:.1}",
+        "turmoil_over_sim_core={:.1} madsim_over_sim_core={:.1} sim_core_over_bare={:.1}",
         t / o,
+        m / o,
         o / b
     );
 }
