@@ -106,6 +106,10 @@ fn unpack_key(key: u128) -> (u64, u32) {
     ((key >> 64) as u64, (key as u32) & ((1 << 24) - 1))
 }
 
+/// How many cancelled timers may wait in the queue before it is compacted (see
+/// [`Clock::next_due`]).
+const COMPACT_AFTER: usize = 2;
+
 /// The clock and its queue of pending things, ordered by `(due time, schedule sequence)`.
 ///
 /// A binary heap of small `(due, seq, slot)` keys, with the payloads in a slab beside it so
@@ -123,6 +127,9 @@ pub(crate) struct Clock<P> {
     /// Timers cancelled while queued since the last compaction (an upper bound on the dead
     /// entries in the heap).
     cancelled: usize,
+    /// Scratch list of the payload slots a compaction frees, kept so compacting allocates
+    /// nothing.
+    dead: Vec<u32>,
 }
 
 impl<P> Clock<P> {
@@ -137,6 +144,7 @@ impl<P> Clock<P> {
             timers: Vec::with_capacity(16),
             free: Vec::with_capacity(16),
             cancelled: 0,
+            dead: Vec::new(),
         }
     }
 
@@ -180,7 +188,10 @@ impl<P> Clock<P> {
         // Cancelled timers (a timeout whose operation finished first) would otherwise stay in
         // the heap until their deadline and make every operation pay for a deeper heap. When
         // they could be half of it, drop them all at once: O(n) now and then, amortised O(1).
-        if self.cancelled > 32 && self.cancelled * 2 > self.queue.len() {
+        // The threshold is low: in a typical run most queued timers are timeouts that get
+        // cancelled, and a heap kept small makes every push and pop cheaper than the
+        // compactions cost.
+        if self.cancelled > COMPACT_AFTER && self.cancelled * 2 > self.queue.len() {
             self.compact(&mut is_live);
         }
         loop {
@@ -198,7 +209,7 @@ impl<P> Clock<P> {
 
     fn compact(&mut self, is_live: &mut impl FnMut(&Clock<P>, &P) -> bool) {
         let mut queue = std::mem::take(&mut self.queue).into_vec();
-        let mut dead = Vec::new();
+        let mut dead = std::mem::take(&mut self.dead);
         queue.retain(|&Reverse(key)| {
             let slot = unpack_key(key).1;
             let what = self.payloads[slot as usize]
@@ -210,9 +221,11 @@ impl<P> Clock<P> {
             }
             live
         });
-        for slot in dead {
+        for &slot in &dead {
             self.take_payload(slot);
         }
+        dead.clear();
+        self.dead = dead;
         self.queue = BinaryHeap::from(queue);
         self.cancelled = 0;
     }
