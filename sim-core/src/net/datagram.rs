@@ -24,13 +24,57 @@ use crate::world::{self, with, Pending, World};
 pub trait Message: Any + Debug + Hash + Clone {}
 impl<T: Any + Debug + Hash + Clone> Message for T {}
 
+/// A message in a box of its own, type-erased while it is in flight or queued: a
+/// `Box<Option<M>>`. The `Option` lets the receiver move the message out and keep the empty
+/// box, which goes back to the network's spare boxes for the next send (see [`boxed`] and
+/// [`unbox`]): a request/response workload then allocates nothing per message.
 pub(crate) trait Payload: Any + Debug {
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+    /// Call it on the box's contents (`(*b).as_any_mut()`): `Box<dyn Payload>` is itself a
+    /// `Payload` by the blanket impl, and `b.as_any_mut()` would see the box, not the message.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 impl<T: Any + Debug> Payload for T {
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
+}
+
+/// Empty boxes kept for reuse at most; beyond this they are freed.
+const SPARE_BOXES: usize = 64;
+
+/// `msg` in a payload box: a spare one if the last spare holds this type, else a new one.
+fn boxed<M: Message>(spare: &mut Vec<Box<dyn Payload>>, msg: M) -> Box<dyn Payload> {
+    if let Some(mut b) = spare.pop() {
+        if let Some(slot) = (*b).as_any_mut().downcast_mut::<Option<M>>() {
+            *slot = Some(msg);
+            return b;
+        }
+        // A box of another message type: leave it for a sender of that type.
+        spare.push(b);
+    }
+    Box::new(Some(msg))
+}
+
+/// Moves the message out of its payload box and keeps the empty box as a spare.
+fn unbox<M: Message>(
+    spare: &mut Vec<Box<dyn Payload>>,
+    mut payload: Box<dyn Payload>,
+    bound_as: &'static str,
+) -> M {
+    let msg = (*payload)
+        .as_any_mut()
+        .downcast_mut::<Option<M>>()
+        .and_then(Option::take)
+        .unwrap_or_else(|| {
+            panic!(
+                "a message of another type arrived on a port bound for {bound_as}; \
+                 senders and receivers of one port must agree on its message type"
+            )
+        });
+    if spare.len() < SPARE_BOXES {
+        spare.push(payload);
+    }
+    msg
 }
 
 /// A datagram in flight.
@@ -230,7 +274,7 @@ impl<M: Message> Socket<M> {
     /// delayed past later messages, held or dropped, as the run's faults decide (see the
     /// module docs). A socket whose node crashed sends nothing.
     pub fn send(&self, to: Addr, msg: M) {
-        with(|w| send(w, self, to, Box::new(msg)))
+        with(|w| send(w, self, to, msg))
     }
 
     /// Receives the next message and its sender.
@@ -249,12 +293,16 @@ impl<M: Message> Socket<M> {
                 return None;
             }
             let (from, payload) = mb.queue.pop_front()?;
-            Some((from, downcast::<M>(payload, mb.type_name)))
+            let type_name = mb.type_name;
+            Some((
+                from,
+                unbox::<M>(&mut w.net.spare_payloads, payload, type_name),
+            ))
         })
     }
 }
 
-fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) {
+fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
     let from = sock.addr;
     let (a, b) = (from.node.0, to.node.0);
     let recording = w.history.is_recording();
@@ -266,7 +314,7 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) 
         });
         return;
     }
-    let digest = stable_hash(&*payload);
+    let digest = stable_hash(&payload);
     let to_faultable = w
         .net
         .mailboxes
@@ -343,8 +391,8 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) 
             u64::from(p.duplicate_per_mille),
             PER_MILLE,
         ))
-    .then(|| Box::new((*payload).clone()) as Box<dyn Payload>);
-    let payload: Box<dyn Payload> = payload;
+    .then(|| payload.clone());
+    let payload = boxed(&mut w.net.spare_payloads, payload);
     let d = Datagram {
         id,
         from,
@@ -355,7 +403,8 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) 
         payload,
     };
     w.clock.schedule(at, Pending::Deliver(Packet::Datagram(d)));
-    if let Some(payload) = copy {
+    if let Some(copy) = copy {
+        let payload = boxed(&mut w.net.spare_payloads, copy);
         let copy_id = w.net.next_msg();
         let latency = latency_ns(w, a, b);
         let at = fifo_at(w, a, b, latency);
@@ -380,16 +429,6 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: Box<M>) 
     }
 }
 
-fn downcast<M: Message>(payload: Box<dyn Payload>, bound_as: &'static str) -> M {
-    match payload.into_any().downcast::<M>() {
-        Ok(m) => *m,
-        Err(_) => panic!(
-            "a message of another type arrived on a port bound for {bound_as}; \
-             senders and receivers of one port must agree on its message type"
-        ),
-    }
-}
-
 /// Future of [`Socket::recv`].
 pub struct Recv<'a, M> {
     socket: &'a Socket<M>,
@@ -410,7 +449,11 @@ impl<M: Message> Future for Recv<'_, M> {
             }
             debug_assert_eq!(mb.type_id, TypeId::of::<M>());
             match mb.queue.pop_front() {
-                Some((from, payload)) => Poll::Ready((from, downcast::<M>(payload, mb.type_name))),
+                Some((from, payload)) => {
+                    let type_name = mb.type_name;
+                    let msg = unbox::<M>(&mut w.net.spare_payloads, payload, type_name);
+                    Poll::Ready((from, msg))
+                }
                 None => {
                     mb.waiter = Some(cx.waker().clone());
                     Poll::Pending

@@ -226,6 +226,8 @@ pub(crate) struct Network {
     /// Creation sequence shared by connections and watches: the order of every fan-out.
     next_seq: u64,
     next_ephemeral: u16,
+    /// Emptied datagram payload boxes, reused by later sends.
+    spare_payloads: Vec<Box<dyn datagram::Payload>>,
 }
 
 /// Something the network has due at a virtual instant (scheduled on the clock).
@@ -254,6 +256,7 @@ impl Network {
             next_bind: 0,
             next_seq: 0,
             next_ephemeral: 0,
+            spare_payloads: Vec::new(),
         }
     }
 
