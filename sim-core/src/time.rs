@@ -230,6 +230,17 @@ impl<P> Clock<P> {
         self.cancelled = 0;
     }
 
+    /// Pops the first entry (in schedule order) if it is due at exactly `at_ns`.
+    pub fn pop_one_due_at(&mut self, at_ns: u64) -> Option<P> {
+        let &Reverse(key) = self.queue.peek()?;
+        let (at, slot) = unpack_key(key);
+        if at != at_ns {
+            return None;
+        }
+        self.queue.pop();
+        Some(self.take_payload(slot))
+    }
+
     /// Pops every entry due at exactly `at_ns` into `out`, in schedule order.
     pub fn pop_due_at(&mut self, at_ns: u64, out: &mut Vec<P>) {
         while let Some(&Reverse(key)) = self.queue.peek() {

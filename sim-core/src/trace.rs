@@ -131,6 +131,8 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    // Inlined: on the per-event hot path, where the kind is usually known at the call site.
+    #[inline]
     fn words(&self) -> [u64; 4] {
         use EventKind::*;
         match *self {
