@@ -116,9 +116,12 @@ pub(crate) struct Nodes {
 }
 
 impl Nodes {
+    // Inline (also `is_up`): on the per-message path of generic socket code.
+    #[inline]
     pub fn name(&self, id: u32) -> &str {
         self.list.get(id as usize).map_or("?", |n| &n.name)
     }
+    #[inline]
     pub fn is_up(&self, id: u32) -> bool {
         self.list.get(id as usize).is_some_and(|n| n.up)
     }

@@ -96,12 +96,17 @@ struct TimerSlot {
 /// high 64 bits, then the schedule sequence (40 bits), then the payload slot (24 bits).
 /// Ordering by key is ordering by `(due, sequence)`; the slot never decides (sequences are
 /// unique).
+///
+/// Inline (here and below): called from `Clock`'s generic methods, which are compiled in the
+/// crate that instantiates them, where a plain function of this crate is an out-of-line call.
+#[inline]
 fn pack_key(at_ns: u64, seq: u64, slot: u32) -> u128 {
     assert!(seq < 1 << 40, "more than 2^40 things scheduled in one run");
     assert!(slot < 1 << 24, "more than 2^24 things pending at once");
     (u128::from(at_ns) << 64) | (u128::from(seq) << 24) | u128::from(slot)
 }
 
+#[inline]
 fn unpack_key(key: u128) -> (u64, u32) {
     ((key >> 64) as u64, (key as u32) & ((1 << 24) - 1))
 }

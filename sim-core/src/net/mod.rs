@@ -199,9 +199,11 @@ struct Link {
 }
 
 impl Link {
+    #[inline]
     fn is_cut(&self) -> bool {
         self.cut_scripted || self.cut_drawn > 0
     }
+    #[inline]
     fn is_clogged(&self) -> bool {
         self.clog_scripted || self.clog_drawn > 0
     }
@@ -260,6 +262,10 @@ impl Network {
         }
     }
 
+    // The small helpers of the datagram path are inline: `Socket<M>`'s generic code is
+    // compiled in the crate that uses it, where a plain function of this crate cannot be
+    // inlined.
+    #[inline]
     fn link(&mut self, from: u32, to: u32) -> &mut Link {
         let (from, to) = (from as usize, to as usize);
         debug_assert!(
@@ -270,11 +276,13 @@ impl Network {
         &mut self.links[from * self.n + to]
     }
 
+    #[inline]
     fn link_ref(&self, from: u32, to: u32) -> &Link {
         &self.links[from as usize * self.n + to as usize]
     }
 
     /// True if traffic from `from` to `to` is dropped by a partition.
+    #[inline]
     fn is_cut(&self, from: u32, to: u32) -> bool {
         self.link_ref(from, to).is_cut()
     }
@@ -289,6 +297,7 @@ impl Network {
         self.next_seq
     }
 
+    #[inline]
     fn next_msg(&mut self) -> u64 {
         self.next_msg += 1;
         self.next_msg
@@ -326,17 +335,20 @@ fn node_name(w: &World, id: u32) -> &str {
 }
 
 /// The incarnation a node is in now (it moves on at every crash).
+#[inline]
 fn incarnation(w: &World, node: u32) -> u32 {
     w.nodes.list[node as usize].incarnation
 }
 
 /// True if `node` is up and still in incarnation `inc`.
+#[inline]
 fn alive(w: &World, node: u32, inc: u32) -> bool {
     w.nodes.is_up(node) && incarnation(w, node) == inc
 }
 
 /// The one-way latency of a message from `from` to `to`, in nanoseconds: the link's drawn
 /// latency plus a jitter drawn in its bound.
+#[inline]
 fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
     let (min, max, jitter_max) = (
         w.net.config.latency_ms_min,
@@ -362,6 +374,7 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
 /// An arrival time after `latency` that keeps the link's FIFO order: strictly later than any
 /// in-order arrival already given on the link (so a same-instant tie-break cannot swap two
 /// messages of one link).
+#[inline]
 fn fifo_at(w: &mut World, from: u32, to: u32, latency: u64) -> u64 {
     let now = w.clock.now_ns;
     let link = w.net.link(from, to);
@@ -466,7 +479,16 @@ pub(crate) fn deliver(w: &mut World, packet: Packet) {
 
 /// Draws the partition and clog faults a send between two nodes may trigger (only for
 /// faultable traffic between different nodes).
+#[inline]
 fn draw_link_faults(w: &mut World, from: u32, to: u32) {
+    // Most runs draw no link faults: check that without copying the whole profile.
+    if w.net.profile.partition_per_mille == 0 && w.net.profile.clog_per_mille == 0 {
+        return;
+    }
+    draw_link_faults_slow(w, from, to);
+}
+
+fn draw_link_faults_slow(w: &mut World, from: u32, to: u32) {
     let p = w.net.profile;
     if p.partition_per_mille > 0
         && !w.net.pair_cut(from, to)
