@@ -112,6 +112,12 @@ impl Executor {
 
     /// Moves wakes recorded by wakers into the ready set.
     pub fn drain_wakes(&mut self) {
+        // Most calls find nothing woken: a flag without drop glue answers that with one
+        // thread-local load, where the list costs a registration check and a borrow.
+        if !WOKEN.with(Cell::get) {
+            return;
+        }
+        WOKEN.with(|f| f.set(false));
         WAKES.with(|w| {
             let mut w = w.borrow_mut();
             for task in w.drain(..) {
@@ -122,7 +128,13 @@ impl Executor {
 
     /// Removes the ready task at `index` and takes its future out for polling.
     pub fn take(&mut self, index: usize) -> (u32, BoxFuture) {
-        let id = self.ready.remove(index);
+        // The last (often the only) ready task is popped: `remove` would call memmove even
+        // when nothing after it moves.
+        let id = if index + 1 == self.ready.len() {
+            self.ready.pop().expect("index is in the ready set")
+        } else {
+            self.ready.remove(index)
+        };
         let task = self.tasks[id as usize].as_mut().expect("ready task exists");
         task.queued = false;
         let future = task.future.take().expect("ready task is not being polled");
@@ -312,11 +324,14 @@ impl Scheduler for Pct {
 thread_local! {
     static WAKES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     static WAKE_EPOCH: Cell<u32> = const { Cell::new(0) };
+    /// True when `WAKES` may be non-empty.
+    static WOKEN: Cell<bool> = const { Cell::new(false) };
 }
 
 pub(crate) fn set_wake_epoch(epoch: u32) {
     WAKE_EPOCH.with(|e| e.set(epoch));
     WAKES.with(|w| w.borrow_mut().clear());
+    WOKEN.with(|f| f.set(false));
 }
 
 fn pack(epoch: u32, task: u32) -> *const () {
@@ -328,6 +343,7 @@ fn wake_packed(data: *const ()) {
     let (epoch, task) = ((word >> 32) as u32, word as u32);
     if WAKE_EPOCH.with(Cell::get) == epoch {
         WAKES.with(|w| w.borrow_mut().push(task));
+        WOKEN.with(|f| f.set(true));
     }
 }
 

@@ -13,6 +13,7 @@
 //! (`Vec`, `BTreeMap`, `VecDeque`) are used everywhere iteration order can reach a decision.
 
 use std::cell::{Cell, RefCell};
+use std::mem::ManuallyDrop;
 
 use crate::choice::Source;
 use crate::net::Network;
@@ -58,7 +59,13 @@ impl World {
 }
 
 thread_local! {
-    static WORLD: RefCell<Option<World>> = const { RefCell::new(None) };
+    // `ManuallyDrop` makes the slot a type without drop glue, so every access is a plain
+    // thread-local load: a slot with a destructor costs a registration check on each of the
+    // hundreds of accesses per run. The slot is empty whenever no run is in progress
+    // (`Sim::run` uninstalls its world), so at thread exit there is nothing to drop; a world
+    // left behind by a run that unwound past its teardown is leaked, never used again.
+    static WORLD: ManuallyDrop<RefCell<Option<World>>> =
+        const { ManuallyDrop::new(RefCell::new(None)) };
     static EPOCH: Cell<u32> = const { Cell::new(0) };
 }
 
