@@ -296,6 +296,9 @@ type Ending = (Class, Option<String>, String);
 
 /// The driver's next move, decided under one borrow of the world.
 enum Next {
+    /// The task parked by the last poll lost its slot during that poll (its node crashed):
+    /// its future is dropped outside the borrow, and the next move is decided again.
+    Orphan(rt::BoxFuture),
     Fired,
     Poll(u32, rt::BoxFuture, u32),
     OutOfSteps,
@@ -348,6 +351,8 @@ impl Driver<'_> {
         let mut liveness_start_ns: Option<u64> = None;
         // Whether the workload is done changes only when a task ends: check it then.
         let mut ended_seen = u64::MAX;
+        // A task that returned `Pending`, waiting to be put back in its slot (see `poll`).
+        let mut parked: Option<(u32, rt::BoxFuture)> = None;
         loop {
             if let Some(end) = self.check_safety() {
                 return end;
@@ -355,6 +360,13 @@ impl Driver<'_> {
             // One borrow of the world decides the next move: fire what is due now, else poll
             // a ready task, else jump the clock to the next deadline.
             let (next, ended) = with(|w| {
+                if let Some((task, future)) = parked.take() {
+                    w.exec.current = None;
+                    match w.exec.tasks.get_mut(task as usize) {
+                        Some(Some(t)) => t.future = Some(future),
+                        _ => return (Next::Orphan(future), w.exec.ended),
+                    }
+                }
                 let ended = w.exec.ended;
                 if w.history.len() >= budget_steps {
                     return (Next::OutOfSteps, ended);
@@ -393,6 +405,10 @@ impl Driver<'_> {
                 };
                 (next, ended)
             });
+            if let Next::Orphan(future) = next {
+                drop(future);
+                continue;
+            }
             if ended != ended_seen || liveness_start_ns.is_some() {
                 ended_seen = ended;
                 if let Some(end) = self.check_done(&mut liveness_start_ns) {
@@ -409,9 +425,10 @@ impl Driver<'_> {
                 }
             }
             match next {
+                Next::Orphan(_) => unreachable!("handled above"),
                 Next::Fired => {}
                 Next::Poll(task, future, epoch) => {
-                    if let Some(end) = self.poll(task, future, epoch) {
+                    if let Some(end) = self.poll(task, future, epoch, &mut parked) {
                         return end;
                     }
                 }
@@ -462,10 +479,25 @@ impl Driver<'_> {
     }
 
     /// Polls a task the scheduler picked, then puts it back or retires it.
-    fn poll(&mut self, task: u32, mut future: rt::BoxFuture, epoch: u32) -> Option<Ending> {
+    ///
+    /// A task that returned `Pending` is usually just put back in its slot. When no invariant
+    /// runs between this poll and the next move (nothing can observe the world in between),
+    /// it is left in `parked` and put back by the next move's borrow of the world, which saves
+    /// a borrow per step.
+    fn poll(
+        &mut self,
+        task: u32,
+        mut future: rt::BoxFuture,
+        epoch: u32,
+        parked: &mut Option<(u32, rt::BoxFuture)>,
+    ) -> Option<Ending> {
         let waker = rt::waker_for(epoch, task);
         let mut cx = Context::from_waker(&waker);
         let polled = panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+        if matches!(polled, Ok(Poll::Pending)) && self.invariants.is_empty() {
+            *parked = Some((task, future));
+            return None;
+        }
         let leftover = with(|w| {
             w.exec.current = None;
             match &polled {
