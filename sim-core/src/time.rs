@@ -163,7 +163,10 @@ impl<P> Clock<P> {
         self.seq += 1;
         let slot = match self.free_payloads.pop() {
             Some(slot) => {
-                self.payloads[slot as usize] = Some(what);
+                let entry = &mut self.payloads[slot as usize];
+                // Checked first so the store below needs no drop of an old payload.
+                assert!(entry.is_none(), "invariant: a free payload slot is empty");
+                *entry = Some(what);
                 slot
             }
             None => {
