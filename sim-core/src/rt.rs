@@ -103,7 +103,12 @@ impl Executor {
         t.queued = true;
         self.wake_counter += 1;
         t.wake_seq = self.wake_counter;
-        // invariant: `ready` stays sorted and duplicate-free.
+        // invariant: `ready` stays sorted and duplicate-free. A task after every ready one
+        // (or an empty set) is pushed; `insert` would call memmove even with nothing to move.
+        if self.ready.last().is_none_or(|&last| last < task) {
+            self.ready.push(task);
+            return;
+        }
         match self.ready.binary_search(&task) {
             Ok(_) => unreachable!("task {task} queued twice"),
             Err(pos) => self.ready.insert(pos, task),
