@@ -1,8 +1,14 @@
 //! Shared helpers for the acceptance tests.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use sim_core::choice::Input;
+use sim_core::net::{FaultProfile, Faults, NetConfig};
 use sim_core::report::Outcome;
+use sim_core::sim::Config;
 use sim_core::system::SystemSpec;
+use sim_core::trace::Recording;
 
 /// The two-phase-commit system.
 pub fn two_pc() -> SystemSpec {
@@ -14,4 +20,24 @@ pub fn run(spec: &SystemSpec, bug: Option<&str>, pinned: bool, input: &Input) ->
     let mut opts = spec.options(bug).expect("known bug");
     opts.pinned = pinned;
     spec.run(&opts, input).outcome
+}
+
+/// A log that tasks of a scenario append to and the test reads afterwards.
+pub type Log<T> = Rc<RefCell<Vec<T>>>;
+
+/// An empty [`Log`].
+pub fn log<T>() -> Log<T> {
+    Rc::new(RefCell::new(Vec::new()))
+}
+
+/// A run configuration with exactly `faults` on the network, recording every event.
+pub fn net_config(faults: FaultProfile) -> Config {
+    Config {
+        net: NetConfig {
+            faults: Faults::Fixed(faults),
+            ..NetConfig::default()
+        },
+        recording: Recording::Full,
+        ..Config::default()
+    }
 }

@@ -18,22 +18,7 @@ use sim_core::sim::{Config, Report, Sim};
 use sim_core::time::{now, sleep, timeout, Instant};
 use sim_core::trace::{EventKind, Recording};
 
-type Log<T> = Rc<RefCell<Vec<T>>>;
-
-fn log<T>() -> Log<T> {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn config(faults: FaultProfile) -> Config {
-    Config {
-        net: NetConfig {
-            faults: Faults::Fixed(faults),
-            ..NetConfig::default()
-        },
-        recording: Recording::Full,
-        ..Config::default()
-    }
-}
+use acceptance::{log, net_config as config, Log};
 
 fn pass(report: Report) -> Report {
     let events = report.history.events();

@@ -15,24 +15,8 @@ use sim_core::net::{
 use sim_core::node;
 use sim_core::sim::{Config, Report, Sim};
 use sim_core::time::{now, sleep, timeout, Instant};
-use sim_core::trace::Recording;
 
-type Log<T> = Rc<RefCell<Vec<T>>>;
-
-fn log<T>() -> Log<T> {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn config(faults: FaultProfile) -> Config {
-    Config {
-        net: NetConfig {
-            faults: Faults::Fixed(faults),
-            ..NetConfig::default()
-        },
-        recording: Recording::Full,
-        ..Config::default()
-    }
-}
+use acceptance::{log, net_config as config};
 
 fn pass(report: Report) -> Report {
     assert!(

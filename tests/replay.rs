@@ -39,6 +39,24 @@ fn failing_seed() -> String {
     seed.to_string()
 }
 
+/// `sim run` of the first failing seed of the planted 2PC bug, failure files into `dir`:
+/// the seed, the exit code and the output.
+fn run_failing(dir: &Path) -> (String, i32, String) {
+    let seed = failing_seed();
+    let (code, out) = sim(&[
+        "run",
+        "--system",
+        "two-pc",
+        "--bug",
+        "first-vote-wins",
+        "--seed",
+        seed.as_str(),
+        "--failures-dir",
+        s(dir),
+    ]);
+    (seed, code, out)
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sim-replay-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -145,19 +163,8 @@ fn shrink_prints_the_summary_last_and_its_output_replays_strictly() {
 
 #[test]
 fn replay_detects_a_diverged_repro_and_asks_raw_input_for_its_system() {
-    let seed = failing_seed();
     let dir = scratch("diverged");
-    let (_, out) = sim(&[
-        "run",
-        "--system",
-        "two-pc",
-        "--bug",
-        "first-vote-wins",
-        "--seed",
-        seed.as_str(),
-        "--failures-dir",
-        s(&dir),
-    ]);
+    let (seed, _, out) = run_failing(&dir);
     let repro_path =
         PathBuf::from(value(&out, "repro_file").expect("a failing run writes a repro"));
     let mut repro = Repro::from_json(&std::fs::read_to_string(&repro_path).unwrap()).unwrap();
@@ -209,19 +216,8 @@ fn replay_detects_a_diverged_repro_and_asks_raw_input_for_its_system() {
 
 #[test]
 fn failures_leave_trace_files_and_an_identity() {
-    let seed = failing_seed();
     let dir = scratch("files");
-    let (code, out) = sim(&[
-        "run",
-        "--system",
-        "two-pc",
-        "--bug",
-        "first-vote-wins",
-        "--seed",
-        seed.as_str(),
-        "--failures-dir",
-        s(&dir),
-    ]);
+    let (seed, code, out) = run_failing(&dir);
     assert_eq!(code, 1);
     let trace = std::fs::read_to_string(value(&out, "trace_file").unwrap()).unwrap();
     assert!(trace.lines().last().unwrap().contains("FAILED"), "{trace}");

@@ -15,6 +15,12 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// `sim run` of the two-pc planted bug with `extra` arguments; its standard output.
+fn run_planted_bug(extra: &[&str]) -> String {
+    let base = ["run", "--system", "two-pc", "--bug", "first-vote-wins"];
+    stdout(&sim(&[&base[..], extra].concat()))
+}
+
 /// The value of `key` on the last line that has it.
 fn value(text: &str, key: &str) -> Option<String> {
     text.lines()
@@ -139,35 +145,9 @@ fn a_saved_input_replays_the_seeds_history_in_a_fresh_process() {
     for seed in ["3", "11", "12"] {
         let file = dir.join(format!("seed{seed}.bin"));
         let file = file.to_str().unwrap();
-        let by_seed = stdout(&sim(&[
-            "run",
-            "--system",
-            "two-pc",
-            "--bug",
-            "first-vote-wins",
-            "--seed",
-            seed,
-            "--save-input",
-            file,
-        ]));
-        let by_bytes = stdout(&sim(&[
-            "run",
-            "--system",
-            "two-pc",
-            "--bug",
-            "first-vote-wins",
-            "--input",
-            file,
-        ]));
-        let again = stdout(&sim(&[
-            "run",
-            "--system",
-            "two-pc",
-            "--bug",
-            "first-vote-wins",
-            "--seed",
-            seed,
-        ]));
+        let by_seed = run_planted_bug(&["--seed", seed, "--save-input", file]);
+        let by_bytes = run_planted_bug(&["--input", file]);
+        let again = run_planted_bug(&["--seed", seed]);
         let h = value(&by_seed, "history_hash").unwrap();
         assert_eq!(value(&by_bytes, "history_hash").unwrap(), h, "seed {seed}");
         assert_eq!(

@@ -123,39 +123,28 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
     } else {
         None
     };
-    let recording = w.history.is_recording();
+    // Only a recording run pays for the readable route.
+    let route = if w.history.is_recording() {
+        route_text(w, d.id, d.from, d.to)
+    } else {
+        String::new()
+    };
     if let Some(reason) = reason {
-        let text = if recording {
-            route_text(w, d.id, d.from, d.to)
-        } else {
-            String::new()
-        };
         w.record(Some(to), EventKind::Drop { msg: d.id }, || {
-            format!("{text}: {reason}")
+            format!("{route}: {reason}")
         });
         return;
     }
     if d.faultable && w.net.link(from, to).is_clogged() {
-        let text = if recording {
-            route_text(w, d.id, d.from, d.to)
-        } else {
-            String::new()
-        };
         w.record(Some(to), EventKind::Hold { msg: d.id }, || {
-            format!("{text}: clogged, held")
+            format!("{route}: clogged, held")
         });
         w.net.link(from, to).held.push_back(d);
         return;
     }
-    let key = (to, d.to.port);
-    let Some(mb) = w.net.mailboxes.get_mut(&key) else {
-        let text = if recording {
-            route_text(w, d.id, d.from, d.to)
-        } else {
-            String::new()
-        };
+    let Some(mb) = w.net.mailboxes.get_mut(&(to, d.to.port)) else {
         w.record(Some(to), EventKind::Drop { msg: d.id }, || {
-            format!("{text}: no socket bound on port")
+            format!("{route}: no socket bound on port")
         });
         return;
     };
@@ -163,12 +152,7 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
     if let Some(waker) = mb.waiter.take() {
         waker.wake();
     }
-    let text = if recording {
-        route_text(w, d.id, d.from, d.to)
-    } else {
-        String::new()
-    };
-    w.record(Some(to), EventKind::Deliver { msg: d.id }, || text);
+    w.record(Some(to), EventKind::Deliver { msg: d.id }, || route);
 }
 
 /// Releases the datagrams a clog held on `from -> to`: they reach their sockets now, in the

@@ -987,13 +987,15 @@ impl Drop for Stream {
     }
 }
 
+// The owned stream behaves exactly as a shared reference to it (as tokio's `TcpStream` and
+// `&TcpStream` do): the impls for `Stream` delegate to the ones for `&Stream`.
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_read_impl(cx, buf)
+        Pin::new(&mut &*self).poll_read(cx, buf)
     }
 }
 
@@ -1010,16 +1012,16 @@ impl AsyncRead for &Stream {
 impl AsyncWrite for Stream {
     fn poll_write(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Poll::Ready(self.write_impl(buf))
+        Pin::new(&mut &*self).poll_write(cx, buf)
     }
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self).poll_flush(cx)
     }
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_close_impl()
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self).poll_close(cx)
     }
 }
 
