@@ -172,15 +172,19 @@ fn rss_kib(field: &str) -> Option<u64> {
 }
 
 fn main() {
+    // For a profiler: the comparison workload alone (`PROFILE_RUNS` runs, default 20,000).
+    let profile_runs: u64 = std::env::var("PROFILE_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     if std::env::args().any(|a| a == "--profile-workload") {
-        // For a profiler: the comparison workload alone.
-        for seed in 0..20_000 {
+        for seed in 0..profile_runs {
             black_box(sim_workload(seed));
         }
         return;
     }
     if std::env::args().any(|a| a == "--profile-bare") {
-        for seed in 0..20_000 {
+        for seed in 0..profile_runs {
             black_box(bare_workload(seed));
         }
         return;

@@ -363,6 +363,17 @@ pub(crate) fn vtable() -> &'static RawWakerVTable {
     &VTABLE
 }
 
+/// The task a waker of run `epoch` wakes, or `None` for a foreign waker (or one of another
+/// run).
+#[inline]
+pub(crate) fn task_of(waker: &Waker, epoch: u32) -> Option<u32> {
+    if !std::ptr::eq(waker.vtable(), &VTABLE) {
+        return None;
+    }
+    let word = waker.data() as usize as u64;
+    ((word >> 32) as u32 == epoch).then_some(word as u32)
+}
+
 pub(crate) fn waker_for(epoch: u32, task: u32) -> Waker {
     // SAFETY: the data word is a plain integer, never dereferenced; every vtable function is
     // sound for any value, on any thread.

@@ -628,7 +628,7 @@ fn apply_due(w: &mut World, what: Pending) {
                     EventKind::Timer { timer: key.slot },
                     || format!("timer {} wakes task {task}", key.slot),
                 );
-                waker.wake();
+                w.wake(waker);
             }
         }
         Pending::Deliver(packet) => net::deliver(w, packet),

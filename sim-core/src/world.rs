@@ -14,6 +14,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
+use std::task::Waker;
 
 use crate::choice::Source;
 use crate::net::Network;
@@ -50,6 +51,20 @@ impl World {
     pub fn record(&mut self, node: Option<u32>, kind: EventKind, detail: impl FnOnce() -> String) {
         let named = node.map(|id| (id, self.nodes.name(id)));
         self.history.push(self.clock.now_ns, named, kind, detail);
+    }
+
+    /// Wakes `waker` from inside the world. A waker of this run's own tasks marks its task
+    /// ready at once, after any wakes still queued (so the order of wakes is the order they
+    /// happened, as if it had gone through the queue); any other waker is woken normally.
+    #[inline]
+    pub fn wake(&mut self, waker: Waker) {
+        match crate::rt::task_of(&waker, self.epoch) {
+            Some(task) => {
+                self.exec.drain_wakes();
+                self.exec.make_ready(task);
+            }
+            None => waker.wake(),
+        }
     }
 
     /// The node of the task being polled, if any.

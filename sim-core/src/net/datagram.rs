@@ -150,7 +150,7 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
     };
     mb.queue.push_back((d.from, d.payload));
     if let Some(waker) = mb.waiter.take() {
-        waker.wake();
+        w.wake(waker);
     }
     w.record(Some(to), EventKind::Deliver { msg: d.id }, || route);
 }
