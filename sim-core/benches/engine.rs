@@ -183,6 +183,23 @@ fn main() {
         }
         return;
     }
+    if std::env::args().any(|a| a == "--exp") {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for seed in 0..2000 {
+            let t = Instant::now();
+            black_box(sim_workload(seed));
+            a.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        for seed in 0..2000 {
+            let t = Instant::now();
+            black_box(bare_workload(seed));
+            b.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        let (a, b) = (median(a), median(b));
+        println!("separate: sim={a:.1} bare={b:.1} ratio={:.2}", a / b);
+        return;
+    }
     if std::env::args().any(|a| a == "--profile-bare") {
         for seed in 0..profile_runs {
             black_box(bare_workload(seed));

@@ -261,6 +261,10 @@ struct Uniform;
 impl Scheduler for Uniform {
     fn pick(&mut self, ready: &ReadyView<'_>, source: &mut dyn Source) -> usize {
         let n = ready.ids().len();
+        if n == 1 {
+            // A draw below 1 reads nothing from any source: skip the call.
+            return 0;
+        }
         (ready.round_robin_start() + source.below("sched.pick", n as u64) as usize) % n
     }
 }

@@ -53,13 +53,13 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::choice::{Choices, Draw, Input, Recorder, Source};
-use crate::net::{self, NetConfig, Network};
+use crate::net::{self, NetConfig, Network, Packet};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
 use crate::report::{Class, Outcome};
 use crate::rt::{self, Executor, Strategy};
-use crate::time::{duration_ns, Clock};
+use crate::time::{duration_ns, Clock, Due};
 use crate::trace::{stable_hash, EventKind, History, Recording};
-use crate::world::{self, with, Pending, World};
+use crate::world::{self, with, World};
 
 /// Budgets and knobs of a run.
 #[derive(Clone, Debug)]
@@ -376,7 +376,7 @@ impl Driver<'_> {
                 // Only look closer (skipping cancelled timers) when something may be due now;
                 // most steps just poll a ready task.
                 let due_now = match w.clock.peek_due() {
-                    Some(at) if at <= now => w.clock.next_due(is_live).filter(|&at| at <= now),
+                    Some(at) if at <= now => w.clock.next_due().filter(|&at| at <= now),
                     _ => None,
                 };
                 let next = match due_now {
@@ -393,7 +393,7 @@ impl Driver<'_> {
                         });
                         Next::Poll(task, future, w.epoch)
                     }
-                    None => match w.clock.next_due(is_live) {
+                    None => match w.clock.next_due() {
                         Some(at) if at > budget_time_ns => Next::OutOfTime,
                         Some(at) => {
                             w.clock.now_ns = at;
@@ -582,15 +582,8 @@ impl Driver<'_> {
     }
 }
 
-fn is_live(clock: &Clock<Pending>, p: &Pending) -> bool {
-    match p {
-        Pending::Timer(key) => clock.timer_is_live(*key),
-        Pending::Deliver(_) => true,
-    }
-}
-
 /// Applies everything due at `at`, in an order drawn from the input (zero = schedule order).
-fn fire_due(w: &mut World, at: u64, due: &mut Vec<Pending>) {
+fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<Packet>>) {
     debug_assert!(due.is_empty());
     // Most instants have one thing due: apply it at once, without the tie-break list (the
     // same as below, where a single entry draws nothing).
@@ -602,8 +595,8 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Pending>) {
         due.push(first);
     }
     w.clock.pop_due_at(at, due);
-    if due.len() > 1 {
-        due.retain(|p| is_live(&w.clock, p));
+    if due.len() > 1 && w.clock.may_hold_dead() {
+        due.retain(|d| w.clock.is_live(d));
     }
     while !due.is_empty() {
         let k = if due.len() > 1 {
@@ -617,21 +610,21 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Pending>) {
 }
 
 /// Applies one thing that is due now: wakes a live timer's task, or delivers a packet.
-fn apply_due(w: &mut World, what: Pending) {
+fn apply_due(w: &mut World, what: Due<Packet>) {
     match what {
-        Pending::Timer(key) => {
-            if let Some(waker) = w.clock.fire(key) {
+        Due::Timer { slot, entry } => {
+            if let Some(waker) = w.clock.fire(slot, entry) {
                 let task = waker_task(&waker);
                 let node = w.exec.node_of(task);
                 w.record(
                     Some(node).filter(|&n| n != u32::MAX),
-                    EventKind::Timer { timer: key.slot },
-                    || format!("timer {} wakes task {task}", key.slot),
+                    EventKind::Timer { timer: slot },
+                    || format!("timer {slot} wakes task {task}"),
                 );
                 w.wake(waker);
             }
         }
-        Pending::Deliver(packet) => net::deliver(w, packet),
+        Due::Payload(packet) => net::deliver(w, packet),
     }
 }
 

@@ -20,23 +20,15 @@ use crate::choice::Source;
 use crate::net::Network;
 use crate::node::Nodes;
 use crate::rt::{Executor, Scheduler};
-use crate::time::{Clock, TimerKey};
+use crate::time::Clock;
 use crate::trace::{EventKind, History};
-
-/// Something due at a virtual instant.
-pub(crate) enum Pending {
-    /// A sleep's deadline.
-    Timer(TimerKey),
-    /// A message arriving.
-    Deliver(crate::net::Packet),
-}
 
 pub(crate) struct World {
     pub epoch: u32,
     pub source: Box<dyn Source>,
     pub exec: Executor,
     pub sched: Box<dyn Scheduler>,
-    pub clock: Clock<Pending>,
+    pub clock: Clock<crate::net::Packet>,
     pub net: Network,
     pub nodes: Nodes,
     pub history: History,
@@ -89,24 +81,37 @@ thread_local! {
 /// # Panics
 /// Outside a simulation — every caller documents "must be called from within a simulation".
 #[track_caller]
+#[inline]
 pub(crate) fn with<R>(f: impl FnOnce(&mut World) -> R) -> R {
-    WORLD.with(|cell| {
-        let mut guard = cell.borrow_mut();
-        let world = guard
-            .as_mut()
-            .expect("must be called from within a simulation (sim_core::sim::Sim::run)");
-        f(world)
-    })
+    let mut guard = slot().borrow_mut();
+    let world = guard
+        .as_mut()
+        .expect("must be called from within a simulation (sim_core::sim::Sim::run)");
+    f(world)
 }
 
 /// Like [`with`], but `None` outside a run, inside another access, or for a stale `epoch`.
 /// For drop paths, which may run after the run that created the handle has ended.
+#[inline]
 pub(crate) fn try_with<R>(epoch: u32, f: impl FnOnce(&mut World) -> R) -> Option<R> {
-    WORLD.with(|cell| {
-        let mut guard = cell.try_borrow_mut().ok()?;
-        let world = guard.as_mut()?;
-        (world.epoch == epoch).then(|| f(world))
-    })
+    let mut guard = slot().try_borrow_mut().ok()?;
+    let world = guard.as_mut()?;
+    (world.epoch == epoch).then(|| f(world))
+}
+
+/// This thread's world slot.
+///
+/// The slot's address is taken in a closure small enough for `LocalKey::with` to be inlined:
+/// handed the whole access, `with` stays an out-of-line call that reaches the slot through a
+/// function pointer, hundreds of times per run.
+#[inline(always)]
+fn slot() -> &'static RefCell<Option<World>> {
+    let cell: *const RefCell<Option<World>> = WORLD.with(|cell| &**cell as *const _);
+    // SAFETY: the slot is const-initialised and has no destructor (`ManuallyDrop`), so its
+    // storage is valid for as long as this thread runs; `RefCell` is not `Sync`, so the
+    // reference cannot leave the thread; and every access still goes through the `RefCell`'s
+    // borrow flag.
+    unsafe { &*cell }
 }
 
 /// The epoch of the run on this thread (0 when none has started).
@@ -116,7 +121,7 @@ pub(crate) fn current_epoch() -> u32 {
 
 /// True while a run is installed on this thread.
 pub fn in_simulation() -> bool {
-    WORLD.with(|cell| cell.try_borrow().map(|w| w.is_some()).unwrap_or(true))
+    slot().try_borrow().map(|w| w.is_some()).unwrap_or(true)
 }
 
 /// A fresh epoch for the next run.

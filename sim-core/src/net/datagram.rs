@@ -17,7 +17,7 @@ use super::{
 use crate::choice::Choices;
 use crate::node::NodeId;
 use crate::trace::{stable_hash, EventKind};
-use crate::world::{self, with, Pending, World};
+use crate::world::{self, with, World};
 
 /// What a message must be: any `'static` value that can be printed in a trace, hashed into
 /// the history, and cloned (a duplicated datagram is a clone).
@@ -289,7 +289,6 @@ impl<M: Message> Socket<M> {
 fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
     let from = sock.addr;
     let (a, b) = (from.node.0, to.node.0);
-    let recording = w.history.is_recording();
     let id = w.net.next_msg();
     if !alive(w, a, sock.inc) {
         // A zombie: the socket outlived its node's incarnation. It cannot reach the wire.
@@ -299,25 +298,95 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
         return;
     }
     let digest = stable_hash(&payload);
-    let to_faultable = w
-        .net
-        .mailboxes
-        .get(&(b, to.port))
-        .is_none_or(|m| m.faultable);
-    let faultable = sock.faultable && to_faultable && a != b && (b as usize) < w.net.n;
     if (b as usize) >= w.net.n {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
             format!("#{id}: no such node")
         });
         return;
     }
-    let p = w.net.profile;
-    if faultable {
-        draw_link_faults(w, a, b);
+    let faultable = sock.faultable
+        && a != b
+        && w.net
+            .mailboxes
+            .get(&(b, to.port))
+            .is_none_or(|m| m.faultable);
+    if faultable && w.net.datagram_faults {
+        send_faulted(w, sock, to, payload, id, digest);
+        return;
     }
+    // No fault can be drawn for this message: latency, the send event, a scripted partition.
     let latency = latency_ns(w, a, b);
-    let reordered = faultable
-        && p.reorder_per_mille > 0
+    let at = fifo_at(w, a, b, latency);
+    record_send(w, id, from, to, at, false, digest, &payload);
+    if faultable && w.net.is_cut(a, b) {
+        w.record(Some(a), EventKind::Drop { msg: id }, || {
+            format!("#{id}: partitioned")
+        });
+        return;
+    }
+    let d = Datagram {
+        id,
+        from,
+        to,
+        from_inc: sock.inc,
+        to_inc: incarnation(w, b),
+        faultable,
+        payload: boxed(&mut w.net.spare_payloads, payload),
+    };
+    w.clock.schedule(at, Packet::Datagram(d));
+}
+
+/// The send event, with its readable detail when recording.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn record_send<M: Message>(
+    w: &mut World,
+    id: u64,
+    from: Addr,
+    to: Addr,
+    at: u64,
+    reordered: bool,
+    digest: u64,
+    payload: &M,
+) {
+    let detail = if w.history.is_recording() {
+        format!(
+            "{} +{}ms{} {payload:?}",
+            route_text(w, id, from, to),
+            (at - w.clock.now_ns) / 1_000_000,
+            if reordered { " (reordered)" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    w.record(
+        Some(from.node.0),
+        EventKind::Send {
+            msg: id,
+            to: to.node.0,
+            deliver_at_ns: at,
+            digest,
+        },
+        || detail,
+    );
+}
+
+/// A faultable send in a run whose profile may fault datagrams: partitions and clogs,
+/// reordering, loss and duplication are drawn, in that order.
+fn send_faulted<M: Message>(
+    w: &mut World,
+    sock: &Socket<M>,
+    to: Addr,
+    payload: M,
+    id: u64,
+    digest: u64,
+) {
+    let from = sock.addr;
+    let (a, b) = (from.node.0, to.node.0);
+    let p = w.net.profile;
+    draw_link_faults(w, a, b);
+    let latency = latency_ns(w, a, b);
+    let reordered = p.reorder_per_mille > 0
         && w.source.chance(
             "net.fault.reorder",
             u64::from(p.reorder_per_mille),
@@ -331,34 +400,14 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
     } else {
         fifo_at(w, a, b, latency)
     };
-    let detail = if recording {
-        format!(
-            "{} +{}ms{} {payload:?}",
-            route_text(w, id, from, to),
-            (at - w.clock.now_ns) / 1_000_000,
-            if reordered { " (reordered)" } else { "" }
-        )
-    } else {
-        String::new()
-    };
-    w.record(
-        Some(a),
-        EventKind::Send {
-            msg: id,
-            to: b,
-            deliver_at_ns: at,
-            digest,
-        },
-        || detail,
-    );
-    if faultable && w.net.is_cut(a, b) {
+    record_send(w, id, from, to, at, reordered, digest, &payload);
+    if w.net.is_cut(a, b) {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
             format!("#{id}: partitioned")
         });
         return;
     }
-    if faultable
-        && p.loss_per_mille > 0
+    if p.loss_per_mille > 0
         && w.source
             .chance("net.fault.loss", u64::from(p.loss_per_mille), PER_MILLE)
     {
@@ -368,8 +417,7 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
         return;
     }
     let to_inc = incarnation(w, b);
-    let copy = (faultable
-        && p.duplicate_per_mille > 0
+    let copy = (p.duplicate_per_mille > 0
         && w.source.chance(
             "net.fault.duplicate",
             u64::from(p.duplicate_per_mille),
@@ -383,10 +431,10 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
         to,
         from_inc: sock.inc,
         to_inc,
-        faultable,
+        faultable: true,
         payload,
     };
-    w.clock.schedule(at, Pending::Deliver(Packet::Datagram(d)));
+    w.clock.schedule(at, Packet::Datagram(d));
     if let Some(copy) = copy {
         let payload = boxed(&mut w.net.spare_payloads, copy);
         let copy_id = w.net.next_msg();
@@ -406,10 +454,10 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
             to,
             from_inc: sock.inc,
             to_inc,
-            faultable,
+            faultable: true,
             payload,
         };
-        w.clock.schedule(at, Pending::Deliver(Packet::Datagram(d)));
+        w.clock.schedule(at, Packet::Datagram(d));
     }
 }
 

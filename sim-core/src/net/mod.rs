@@ -213,6 +213,9 @@ impl Link {
 pub(crate) struct Network {
     pub config: NetConfig,
     profile: FaultProfile,
+    /// True when `profile` may fault a datagram (loss, duplication, reordering, drawn
+    /// partitions or clogs): sends skip every fault draw when it is false.
+    datagram_faults: bool,
     /// Links, `n * n`, indexed `from * n + to`.
     links: Vec<Link>,
     n: usize,
@@ -247,6 +250,7 @@ impl Network {
         Network {
             config,
             profile: FaultProfile::NONE,
+            datagram_faults: false,
             links: Vec::new(),
             n: 0,
             mailboxes: PortMap::default(),
@@ -292,6 +296,15 @@ impl Network {
         a != b && (self.is_cut(a, b) || self.is_cut(b, a))
     }
 
+    fn set_profile(&mut self, profile: FaultProfile) {
+        self.profile = profile;
+        self.datagram_faults = profile.loss_per_mille > 0
+            || profile.duplicate_per_mille > 0
+            || profile.reorder_per_mille > 0
+            || profile.partition_per_mille > 0
+            || profile.clog_per_mille > 0;
+    }
+
     fn next_seq(&mut self) -> u64 {
         self.next_seq += 1;
         self.next_seq
@@ -308,7 +321,7 @@ impl Network {
 /// drawn from then on. Drawn partitions, clogs and stalls already in force end on their own
 /// schedule (each is bounded), and scripted controls stay the scenario's business.
 pub(crate) fn stop_drawing_faults(w: &mut World) {
-    w.net.profile = FaultProfile::NONE;
+    w.net.set_profile(FaultProfile::NONE);
 }
 
 /// Called once when a run starts, before any setup: sizes the link table and draws the
@@ -318,7 +331,8 @@ pub(crate) fn start_run(w: &mut World) {
     w.net.n = n;
     w.net.links = (0..n * n).map(|_| Link::default()).collect();
     let faults = w.net.config.faults;
-    w.net.profile = faults.profile(&mut *w.source);
+    let profile = faults.profile(&mut *w.source);
+    w.net.set_profile(profile);
     if w.net.config.latency_ms_min > w.net.config.latency_ms_max {
         w.net.config.latency_ms_max = w.net.config.latency_ms_min;
     }

@@ -9,7 +9,7 @@
 use super::{cut_events, datagram, resolve_nodes, set_route, stream, NetError, Packet};
 use crate::time::Instant;
 use crate::trace::{stable_hash, EventKind};
-use crate::world::{with, Pending, World};
+use crate::world::{with, World};
 
 /// A scripted network control, applied now ([`Control::apply`]) or at a virtual instant
 /// ([`at`]). Each is recorded in the trace.
@@ -206,9 +206,9 @@ pub(crate) fn drawn_cut(w: &mut World, links: &[(u32, u32)], ms: u64) {
     let at = w.clock.now_ns + ms * 1_000_000;
     w.clock.schedule(
         at,
-        Pending::Deliver(Packet::Control(Box::new(Resolved::HealDrawn(
+        Packet::Control(Box::new(Resolved::HealDrawn(
             links.to_vec(),
-        )))),
+        ))),
     );
 }
 
@@ -225,7 +225,7 @@ pub(crate) fn drawn_clog(w: &mut World, from: u32, to: u32, ms: u64) {
     let at = w.clock.now_ns + ms * 1_000_000;
     w.clock.schedule(
         at,
-        Pending::Deliver(Packet::Control(Box::new(Resolved::UnclogDrawn(from, to)))),
+        Packet::Control(Box::new(Resolved::UnclogDrawn(from, to))),
     );
 }
 
@@ -321,7 +321,7 @@ pub fn at(when: Instant, control: Control) -> Result<(), NetError> {
         let at = when.as_nanos().max(w.clock.now_ns);
         w.clock.schedule(
             at,
-            Pending::Deliver(Packet::Control(Box::new(Resolved::Scripted(control)))),
+            Packet::Control(Box::new(Resolved::Scripted(control))),
         );
         Ok(())
     })

@@ -38,7 +38,7 @@ use super::{
 use crate::choice::Choices;
 use crate::node::NodeId;
 use crate::trace::{stable_hash_bytes, EventKind};
-use crate::world::{self, with, Pending, World};
+use crate::world::{self, with, World};
 
 #[derive(Debug)]
 enum SegKind {
@@ -264,10 +264,10 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
     });
     w.clock.schedule(
         at,
-        Pending::Deliver(Packet::Segments {
+        Packet::Segments {
             conn: c,
             dir: dir as u8,
-        }),
+        },
     );
 }
 
@@ -309,10 +309,10 @@ pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
             if !clogged {
                 w.clock.schedule(
                     stalled_until,
-                    Pending::Deliver(Packet::Segments {
+                    Packet::Segments {
                         conn: c,
                         dir: dir as u8,
-                    }),
+                    },
                 );
             }
             return;

@@ -22,8 +22,6 @@
 //! assert!(sim.run_seed(0).outcome.class.is_pass());
 //! ```
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -31,6 +29,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::world::{self, with};
+
+mod queue;
+use queue::Queue;
 
 /// A point in virtual time: nanoseconds since the run started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -88,22 +89,25 @@ pub(crate) struct TimerKey {
 
 struct TimerSlot {
     generation: u32,
+    /// The task to wake; taken when the timer fires.
     waker: Option<Waker>,
     live: bool,
+    /// The key of its queue entry while one is queued, else 0 (no key is 0: sequences start
+    /// at 1). An entry whose key is not its timer's `queue_key` is dead.
+    queue_key: u128,
 }
 
-/// Queue keys are one integer, so the heap compares and moves 16 bytes: the due time in the
-/// high 64 bits, then the schedule sequence (40 bits), then the payload slot (24 bits).
-/// Ordering by key is ordering by `(due, sequence)`; the slot never decides (sequences are
-/// unique).
+/// Queue keys are one integer, so the queue compares and moves 16 bytes: the due time in the
+/// high 64 bits, then the schedule sequence (40 bits), then what is due (24 bits: a timer
+/// slot with [`TIMER_BIT`] set, or a payload slot). Ordering by key is ordering by
+/// `(due, sequence)`; the last field never decides (sequences are unique).
 ///
 /// Inline (here and below): called from `Clock`'s generic methods, which are compiled in the
 /// crate that instantiates them, where a plain function of this crate is an out-of-line call.
 #[inline]
-fn pack_key(at_ns: u64, seq: u64, slot: u32) -> u128 {
+fn pack_key(at_ns: u64, seq: u64, what: u32) -> u128 {
     assert!(seq < 1 << 40, "more than 2^40 things scheduled in one run");
-    assert!(slot < 1 << 24, "more than 2^24 things pending at once");
-    (u128::from(at_ns) << 64) | (u128::from(seq) << 24) | u128::from(slot)
+    (u128::from(at_ns) << 64) | (u128::from(seq) << 24) | u128::from(what)
 }
 
 #[inline]
@@ -111,30 +115,39 @@ fn unpack_key(key: u128) -> (u64, u32) {
     ((key >> 64) as u64, (key as u32) & ((1 << 24) - 1))
 }
 
+/// Marks a key's last field as a timer slot.
+const TIMER_BIT: u32 = 1 << 23;
+
 /// How many cancelled timers may wait in the queue before it is compacted (see
 /// [`Clock::next_due`]).
 const COMPACT_AFTER: usize = 2;
 
+/// Something due, as the clock hands it out.
+pub(crate) enum Due<P> {
+    /// A timer's entry (it wakes its task if it is still live when applied: [`Clock::fire`]).
+    Timer { slot: u32, entry: u128 },
+    /// A payload someone scheduled.
+    Payload(P),
+}
+
 /// The clock and its queue of pending things, ordered by `(due time, schedule sequence)`.
 ///
-/// A binary heap of small `(due, seq, slot)` keys, with the payloads in a slab beside it so
-/// sifting moves 16 bytes, not a message: O(log n) insert and pop. Cancelled timers are
-/// deleted lazily (their slot's generation moves on, and the stale entry is skipped when it
-/// reaches the top).
+/// The queue holds small `(due, seq, what)` keys (see [`queue`]): a timer's key names its
+/// slot, and any other payload waits in a slab beside the queue, so ordering moves 16 bytes,
+/// not a message. A timer released before it fires is removed from a small queue at once; a
+/// large queue deletes it lazily (the stale entry no longer matches its timer's key and is
+/// skipped when it reaches the front). Only timer entries are ever dead.
 pub(crate) struct Clock<P> {
     pub now_ns: u64,
-    queue: BinaryHeap<Reverse<u128>>,
+    queue: Queue,
     payloads: Vec<Option<P>>,
     free_payloads: Vec<u32>,
     seq: u64,
     timers: Vec<TimerSlot>,
     free: Vec<u32>,
-    /// Timers cancelled while queued since the last compaction (an upper bound on the dead
-    /// entries in the heap).
+    /// Timers cancelled while queued and left in the queue (an upper bound on its dead
+    /// entries): zero means every queued entry is live.
     cancelled: usize,
-    /// Scratch list of the payload slots a compaction frees, kept so compacting allocates
-    /// nothing.
-    dead: Vec<u32>,
 }
 
 impl<P> Clock<P> {
@@ -142,25 +155,29 @@ impl<P> Clock<P> {
         Clock {
             now_ns: 0,
             // Sized for a typical run, so a run does not spend its first events growing them.
-            queue: BinaryHeap::with_capacity(64),
+            queue: Queue::with_capacity(64),
             payloads: Vec::with_capacity(64),
             free_payloads: Vec::with_capacity(64),
             seq: 0,
             timers: Vec::with_capacity(16),
             free: Vec::with_capacity(16),
             cancelled: 0,
-            dead: Vec::new(),
         }
     }
 
-    /// Schedules `what` at `at_ns` (not before now).
-    pub fn schedule(&mut self, at_ns: u64, what: P) {
+    #[inline]
+    fn next_key(&mut self, at_ns: u64, what: u32) -> u128 {
         debug_assert!(
             at_ns >= self.now_ns,
             "scheduled in the past: {at_ns} < {}",
             self.now_ns
         );
         self.seq += 1;
+        pack_key(at_ns.max(self.now_ns), self.seq, what)
+    }
+
+    /// Schedules `what` at `at_ns` (not before now).
+    pub fn schedule(&mut self, at_ns: u64, what: P) {
         let slot = match self.free_payloads.pop() {
             Some(slot) => {
                 let entry = &mut self.payloads[slot as usize];
@@ -170,115 +187,137 @@ impl<P> Clock<P> {
                 slot
             }
             None => {
+                assert!(
+                    self.payloads.len() < TIMER_BIT as usize,
+                    "more than 2^23 payloads pending at once"
+                );
                 self.payloads.push(Some(what));
                 (self.payloads.len() - 1) as u32
             }
         };
-        self.queue
-            .push(Reverse(pack_key(at_ns.max(self.now_ns), self.seq, slot)));
+        let key = self.next_key(at_ns, slot);
+        self.queue.push(key);
     }
 
-    fn take_payload(&mut self, slot: u32) -> P {
-        self.free_payloads.push(slot);
-        self.payloads[slot as usize]
-            .take()
-            .expect("invariant: a queued slot holds its payload")
-    }
-
-    /// The due time at the top of the queue, which may belong to a cancelled timer: a cheap
+    /// The due time at the front of the queue, which may belong to a cancelled timer: a cheap
     /// lower bound on [`Clock::next_due`].
+    #[inline]
     pub fn peek_due(&self) -> Option<u64> {
-        self.queue.peek().map(|k| unpack_key(k.0).0)
+        self.queue.peek().map(|k| unpack_key(k).0)
     }
 
-    /// The earliest due time among entries `is_live` accepts; dead entries on top are discarded.
-    pub fn next_due(&mut self, mut is_live: impl FnMut(&Clock<P>, &P) -> bool) -> Option<u64> {
+    /// True when some queued entry may be a cancelled timer.
+    #[inline]
+    pub fn may_hold_dead(&self) -> bool {
+        self.cancelled > 0
+    }
+
+    /// True unless `entry` is a timer entry its timer no longer has queued.
+    #[inline]
+    fn entry_is_live(&self, entry: u128) -> bool {
+        let what = unpack_key(entry).1;
+        what & TIMER_BIT == 0 || self.timers[(what & !TIMER_BIT) as usize].queue_key == entry
+    }
+
+    /// True unless `due` is a dead timer entry.
+    pub fn is_live(&self, due: &Due<P>) -> bool {
+        match due {
+            Due::Timer { entry, .. } => self.entry_is_live(*entry),
+            Due::Payload(_) => true,
+        }
+    }
+
+    /// The earliest due time of a live entry; dead entries in front are discarded.
+    pub fn next_due(&mut self) -> Option<u64> {
+        if self.cancelled == 0 {
+            // Nothing queued is dead: the front is the answer.
+            return self.peek_due();
+        }
         // Cancelled timers (a timeout whose operation finished first) would otherwise stay in
-        // the heap until their deadline and make every operation pay for a deeper heap. When
-        // they could be half of it, drop them all at once: O(n) now and then, amortised O(1).
-        // The threshold is low: in a typical run most queued timers are timeouts that get
-        // cancelled, and a heap kept small makes every push and pop cheaper than the
-        // compactions cost.
+        // a large queue until their deadline and make every operation pay for a deeper heap.
+        // When they could be half of it, drop them all at once: O(n) now and then, amortised
+        // O(1).
         if self.cancelled > COMPACT_AFTER && self.cancelled * 2 > self.queue.len() {
-            self.compact(&mut is_live);
+            let mut queue = std::mem::replace(&mut self.queue, Queue::with_capacity(0));
+            queue.retain(|key| self.entry_is_live(key));
+            self.queue = queue;
+            self.cancelled = 0;
         }
         loop {
-            let (at_ns, slot) = unpack_key(self.queue.peek()?.0);
-            let what = self.payloads[slot as usize]
-                .as_ref()
-                .expect("invariant: a queued slot holds its payload");
-            if is_live(self, what) {
-                return Some(at_ns);
+            let key = self.queue.peek()?;
+            if self.entry_is_live(key) {
+                return Some(unpack_key(key).0);
             }
             self.queue.pop();
-            self.take_payload(slot);
+            self.cancelled = self.cancelled.saturating_sub(1);
         }
     }
 
-    fn compact(&mut self, is_live: &mut impl FnMut(&Clock<P>, &P) -> bool) {
-        let mut queue = std::mem::take(&mut self.queue).into_vec();
-        let mut dead = std::mem::take(&mut self.dead);
-        queue.retain(|&Reverse(key)| {
-            let slot = unpack_key(key).1;
-            let what = self.payloads[slot as usize]
-                .as_ref()
-                .expect("invariant: a queued slot holds its payload");
-            let live = is_live(self, what);
-            if !live {
-                dead.push(slot);
-            }
-            live
-        });
-        for &slot in &dead {
-            self.take_payload(slot);
+    #[inline]
+    fn take(&mut self, key: u128) -> Due<P> {
+        let what = unpack_key(key).1;
+        if what & TIMER_BIT != 0 {
+            return Due::Timer {
+                slot: what & !TIMER_BIT,
+                entry: key,
+            };
         }
-        dead.clear();
-        self.dead = dead;
-        self.queue = BinaryHeap::from(queue);
-        self.cancelled = 0;
+        self.free_payloads.push(what);
+        Due::Payload(
+            self.payloads[what as usize]
+                .take()
+                .expect("invariant: a queued slot holds its payload"),
+        )
     }
 
     /// Pops the first entry (in schedule order) if it is due at exactly `at_ns`.
-    pub fn pop_one_due_at(&mut self, at_ns: u64) -> Option<P> {
-        let &Reverse(key) = self.queue.peek()?;
-        let (at, slot) = unpack_key(key);
-        if at != at_ns {
+    #[inline]
+    pub fn pop_one_due_at(&mut self, at_ns: u64) -> Option<Due<P>> {
+        let key = self.queue.peek()?;
+        if unpack_key(key).0 != at_ns {
             return None;
         }
         self.queue.pop();
-        Some(self.take_payload(slot))
+        Some(self.take(key))
     }
 
     /// Pops every entry due at exactly `at_ns` into `out`, in schedule order.
-    pub fn pop_due_at(&mut self, at_ns: u64, out: &mut Vec<P>) {
-        while let Some(&Reverse(key)) = self.queue.peek() {
-            let (at, slot) = unpack_key(key);
-            if at != at_ns {
+    pub fn pop_due_at(&mut self, at_ns: u64, out: &mut Vec<Due<P>>) {
+        while let Some(key) = self.queue.peek() {
+            if unpack_key(key).0 != at_ns {
                 break;
             }
             self.queue.pop();
-            let what = self.take_payload(slot);
-            out.push(what);
+            let due = self.take(key);
+            out.push(due);
         }
     }
 
-    /// Registers a timer slot (its entry is scheduled by the caller).
-    pub fn new_timer(&mut self, epoch: u32, waker: Waker) -> TimerKey {
+    /// Registers a timer due at `at_ns` that wakes `waker`, and queues its entry.
+    pub fn add_timer(&mut self, epoch: u32, at_ns: u64, waker: Waker) -> TimerKey {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
+                assert!(
+                    self.timers.len() < TIMER_BIT as usize,
+                    "more than 2^23 timers at once"
+                );
                 self.timers.push(TimerSlot {
                     generation: 0,
                     waker: None,
                     live: false,
+                    queue_key: 0,
                 });
                 (self.timers.len() - 1) as u32
             }
         };
+        let queue_key = self.next_key(at_ns, slot | TIMER_BIT);
+        self.queue.push(queue_key);
         let t = &mut self.timers[slot as usize];
         debug_assert!(!t.live, "reusing a live timer slot {slot}");
         t.live = true;
         t.waker = Some(waker);
+        t.queue_key = queue_key;
         TimerKey {
             slot,
             generation: t.generation,
@@ -301,26 +340,30 @@ impl<P> Clock<P> {
         }
     }
 
-    /// Fires a due timer: returns its waker if the timer was still live.
-    pub fn fire(&mut self, key: TimerKey) -> Option<Waker> {
-        if !self.timer_is_live(key) {
+    /// Fires a due timer entry: returns its task's waker if the entry was still live.
+    pub fn fire(&mut self, slot: u32, entry: u128) -> Option<Waker> {
+        if !self.entry_is_live(entry) {
             return None;
         }
-        self.timers[key.slot as usize].waker.take()
+        let t = &mut self.timers[slot as usize];
+        t.queue_key = 0;
+        t.waker.take()
     }
 
     /// Frees a timer's slot (fired and observed, or cancelled).
     pub fn release(&mut self, key: TimerKey) {
-        if self.timer_is_live(key) {
-            let t = &mut self.timers[key.slot as usize];
-            if t.waker.is_some() {
-                // Released before it fired: its queue entry is now dead.
-                self.cancelled += 1;
-            }
-            t.live = false;
-            t.waker = None;
-            t.generation = t.generation.wrapping_add(1);
-            self.free.push(key.slot);
+        if !self.timer_is_live(key) {
+            return;
+        }
+        let t = &mut self.timers[key.slot as usize];
+        let queue_key = std::mem::take(&mut t.queue_key);
+        t.live = false;
+        t.waker = None;
+        t.generation = t.generation.wrapping_add(1);
+        self.free.push(key.slot);
+        // Released before it fired: remove its queue entry, or leave it dead.
+        if queue_key != 0 && !self.queue.remove(queue_key) {
+            self.cancelled += 1;
         }
     }
 }
@@ -374,8 +417,7 @@ impl Future for Sleep {
                     (false, Some(k))
                 }
                 _ => {
-                    let k = w.clock.new_timer(w.epoch, cx.waker().clone());
-                    w.clock.schedule(deadline, world::Pending::Timer(k));
+                    let k = w.clock.add_timer(w.epoch, deadline, cx.waker().clone());
                     (false, Some(k))
                 }
             }
