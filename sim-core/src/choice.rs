@@ -234,6 +234,7 @@ impl Seeded {
         }
     }
 
+    #[inline]
     fn next(&mut self) -> u64 {
         let s = &mut self.state;
         let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
@@ -249,6 +250,7 @@ impl Seeded {
 }
 
 impl Source for Seeded {
+    #[inline]
     fn draw(&mut self, _label: &'static str, bound: u64) -> u64 {
         if bound <= 1 {
             return 0;
@@ -435,6 +437,60 @@ impl Input {
         match self {
             Input::Seed(seed) => Box::new(Seeded::new(*seed)),
             Input::Bytes(data) => Box::new(Bytes::new(data.clone())),
+        }
+    }
+}
+
+/// The source a run draws from: the two built-in sources by value, anything else boxed.
+///
+/// A run draws on every send and on most scheduling steps; matching on the two common kinds
+/// lets those draws be inlined where a `Box<dyn Source>` costs an indirect call each.
+pub(crate) enum RunSource {
+    Seeded(Seeded),
+    Bytes(Bytes),
+    Other(Box<dyn Source>),
+}
+
+impl RunSource {
+    pub fn from_input(input: &Input) -> Self {
+        match input {
+            Input::Seed(seed) => RunSource::Seeded(Seeded::new(*seed)),
+            Input::Bytes(data) => RunSource::Bytes(Bytes::new(data.clone())),
+        }
+    }
+}
+
+impl Source for RunSource {
+    #[inline]
+    fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
+        match self {
+            RunSource::Seeded(s) => s.draw(label, bound),
+            RunSource::Bytes(s) => s.draw(label, bound),
+            RunSource::Other(s) => s.draw(label, bound),
+        }
+    }
+
+    fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
+        match self {
+            RunSource::Seeded(s) => s.fill(label, buf),
+            RunSource::Bytes(s) => s.fill(label, buf),
+            RunSource::Other(s) => s.fill(label, buf),
+        }
+    }
+
+    fn is_exhausted(&self) -> bool {
+        match self {
+            RunSource::Seeded(s) => s.is_exhausted(),
+            RunSource::Bytes(s) => s.is_exhausted(),
+            RunSource::Other(s) => s.is_exhausted(),
+        }
+    }
+
+    fn mark_op(&mut self) {
+        match self {
+            RunSource::Seeded(s) => s.mark_op(),
+            RunSource::Bytes(s) => s.mark_op(),
+            RunSource::Other(s) => s.mark_op(),
         }
     }
 }

@@ -507,7 +507,7 @@ where
     };
     let (task, epoch) = with(|w| {
         let id = w.exec.spawn(node, Box::pin(tracked));
-        w.sched.on_spawn(id, &mut *w.source);
+        w.sched.on_spawn(id, &mut w.source);
         w.record(
             Some(node),
             crate::trace::EventKind::Spawn { task: id },

@@ -52,7 +52,7 @@ use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::choice::{Choices, Draw, Input, Recorder, Source};
+use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
 use crate::net::{self, NetConfig, Network, Packet};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
 use crate::report::{Class, Outcome};
@@ -205,7 +205,7 @@ impl Sim {
 
     /// Runs on an input.
     pub fn run_input(self, input: &Input) -> Report {
-        self.run(input.source())
+        self.run_on(RunSource::from_input(input))
     }
 
     /// Runs on `input` and also returns the bytes that replay this run under
@@ -227,6 +227,10 @@ impl Sim {
 
     /// Runs on any source.
     pub fn run(self, source: Box<dyn Source>) -> Report {
+        self.run_on(RunSource::Other(source))
+    }
+
+    fn run_on(self, source: RunSource) -> Report {
         install_panic_hook();
         let epoch = world::next_epoch();
         rt::set_wake_epoch(epoch);
@@ -319,10 +323,10 @@ impl Driver<'_> {
             let mut source = with(|w| {
                 std::mem::replace(
                     &mut w.source,
-                    Box::new(crate::choice::Bytes::new(Vec::new())),
+                    RunSource::Bytes(crate::choice::Bytes::new(Vec::new())),
                 )
             });
-            let result = panic::catch_unwind(AssertUnwindSafe(|| setup(&mut *source)));
+            let result = panic::catch_unwind(AssertUnwindSafe(|| setup(&mut source)));
             with(|w| w.source = source);
             if let Err(payload) = result {
                 return Some((
@@ -385,7 +389,7 @@ impl Driver<'_> {
                         Next::Fired
                     }
                     None if !w.exec.ready.is_empty() => {
-                        let index = w.sched.pick(&w.exec.view(), &mut *w.source);
+                        let index = w.sched.pick(&w.exec.view(), &mut w.source);
                         let (task, future) = w.exec.take(index);
                         let node = w.exec.node_of(task);
                         w.record(Some(node), EventKind::Step { task }, || {
@@ -653,7 +657,7 @@ fn clients_done() -> bool {
 /// Draws from the run's source inside a task: `sim::draw(|s| s.below("ops", 5))`.
 /// Must be called from within a simulation.
 pub fn draw<R>(f: impl FnOnce(&mut dyn Source) -> R) -> R {
-    with(|w| f(&mut *w.source))
+    with(|w| f(&mut w.source))
 }
 
 /// An operation number, returned by [`op_start`].

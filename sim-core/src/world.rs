@@ -16,7 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
 use std::task::Waker;
 
-use crate::choice::Source;
+use crate::choice::RunSource;
 use crate::net::Network;
 use crate::node::Nodes;
 use crate::rt::{Executor, Scheduler};
@@ -25,7 +25,7 @@ use crate::trace::{EventKind, History};
 
 pub(crate) struct World {
     pub epoch: u32,
-    pub source: Box<dyn Source>,
+    pub source: RunSource,
     pub exec: Executor,
     pub sched: Box<dyn Scheduler>,
     pub clock: Clock<crate::net::Packet>,

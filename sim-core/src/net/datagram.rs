@@ -25,27 +25,20 @@ pub trait Message: Any + Debug + Hash + Clone {}
 impl<T: Any + Debug + Hash + Clone> Message for T {}
 
 /// A message in a box of its own, type-erased while it is in flight or queued: a
-/// `Box<Option<M>>`. The `Option` lets the receiver move the message out and keep the empty
-/// box, which goes back to the network's spare boxes for the next send (see [`boxed`] and
-/// [`unbox`]): a request/response workload then allocates nothing per message.
-pub(crate) trait Payload: Any + Debug {
-    /// Call it on the box's contents (`(*b).as_any_mut()`): `Box<dyn Payload>` is itself a
-    /// `Payload` by the blanket impl, and `b.as_any_mut()` would see the box, not the message.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-}
-impl<T: Any + Debug> Payload for T {
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-}
+/// `Box<Option<M>>` behind `dyn Any`. The `Option` lets the receiver move the message out and
+/// keep the empty box, which goes back to the network's spare boxes for the next send (see
+/// [`boxed`] and [`unbox`]): a request/response workload then allocates nothing per message.
+pub(crate) type Payload = Box<dyn Any>;
 
 /// Empty boxes kept for reuse at most; beyond this they are freed.
 const SPARE_BOXES: usize = 64;
 
 /// `msg` in a payload box: a spare one if the last spare holds this type, else a new one.
-fn boxed<M: Message>(spare: &mut Vec<Box<dyn Payload>>, msg: M) -> Box<dyn Payload> {
+#[inline]
+fn boxed<M: Message>(spare: &mut Vec<Payload>, msg: M) -> Payload {
     if let Some(mut b) = spare.pop() {
-        if let Some(slot) = (*b).as_any_mut().downcast_mut::<Option<M>>() {
+        // `(*b)`: the `dyn Any` inside, not the box (itself an `Any`).
+        if let Some(slot) = (*b).downcast_mut::<Option<M>>() {
             *slot = Some(msg);
             return b;
         }
@@ -56,13 +49,9 @@ fn boxed<M: Message>(spare: &mut Vec<Box<dyn Payload>>, msg: M) -> Box<dyn Paylo
 }
 
 /// Moves the message out of its payload box and keeps the empty box as a spare.
-fn unbox<M: Message>(
-    spare: &mut Vec<Box<dyn Payload>>,
-    mut payload: Box<dyn Payload>,
-    bound_as: &'static str,
-) -> M {
+#[inline]
+fn unbox<M: Message>(spare: &mut Vec<Payload>, mut payload: Payload, bound_as: &'static str) -> M {
     let msg = (*payload)
-        .as_any_mut()
         .downcast_mut::<Option<M>>()
         .and_then(Option::take)
         .unwrap_or_else(|| {
@@ -86,7 +75,7 @@ pub(crate) struct Datagram {
     from_inc: u32,
     to_inc: u32,
     faultable: bool,
-    payload: Box<dyn Payload>,
+    payload: Payload,
 }
 
 pub(crate) struct Mailbox {
@@ -95,7 +84,7 @@ pub(crate) struct Mailbox {
     faultable: bool,
     type_id: TypeId,
     type_name: &'static str,
-    pub queue: VecDeque<(Addr, Box<dyn Payload>)>,
+    pub queue: VecDeque<(Addr, Payload)>,
     waiter: Option<Waker>,
 }
 

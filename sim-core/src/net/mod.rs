@@ -232,7 +232,7 @@ pub(crate) struct Network {
     next_seq: u64,
     next_ephemeral: u16,
     /// Emptied datagram payload boxes, reused by later sends.
-    spare_payloads: Vec<Box<dyn datagram::Payload>>,
+    spare_payloads: Vec<datagram::Payload>,
 }
 
 /// Something the network has due at a virtual instant (scheduled on the clock).
@@ -331,7 +331,7 @@ pub(crate) fn start_run(w: &mut World) {
     w.net.n = n;
     w.net.links = (0..n * n).map(|_| Link::default()).collect();
     let faults = w.net.config.faults;
-    let profile = faults.profile(&mut *w.source);
+    let profile = faults.profile(&mut w.source);
     w.net.set_profile(profile);
     if w.net.config.latency_ms_min > w.net.config.latency_ms_max {
         w.net.config.latency_ms_max = w.net.config.latency_ms_min;

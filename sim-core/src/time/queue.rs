@@ -58,12 +58,13 @@ impl Queue {
         // Insertion from the small end: new keys are mostly near-term (a message on the wire)
         // and move nothing; a far one (a timeout) moves the few keys due before it.
         self.sorted.push(key);
-        let mut i = self.sorted.len() - 1;
-        while i > 0 && self.sorted[i - 1] < key {
-            self.sorted[i] = self.sorted[i - 1];
+        let keys = self.sorted.as_mut_slice();
+        let mut i = keys.len() - 1;
+        while i > 0 && keys[i - 1] < key {
+            keys[i] = keys[i - 1];
             i -= 1;
         }
-        self.sorted[i] = key;
+        keys[i] = key;
     }
 
     #[inline]
@@ -88,16 +89,18 @@ impl Queue {
     }
 
     /// Removes `key` if the queue is sorted (true), else leaves it for lazy deletion (false).
+    #[inline]
     pub fn remove(&mut self, key: u128) -> bool {
         if self.large {
             return false;
         }
-        match self.sorted.binary_search_by(|probe| key.cmp(probe)) {
-            Ok(i) => {
+        // A removed key is usually a timeout, among the latest: search from the far end.
+        match self.sorted.iter().position(|&k| k <= key) {
+            Some(i) if self.sorted[i] == key => {
                 self.sorted.remove(i);
                 true
             }
-            Err(_) => false,
+            _ => false,
         }
     }
 
