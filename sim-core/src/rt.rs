@@ -237,11 +237,11 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub(crate) fn build(self) -> Box<dyn Scheduler> {
+    pub(crate) fn build(self) -> RunScheduler {
         match self {
-            Strategy::Uniform => Box::new(Uniform),
-            Strategy::Pct => Box::new(Pct::default()),
-            Strategy::Fifo => Box::new(Fifo),
+            Strategy::Uniform => RunScheduler::Uniform(Uniform),
+            Strategy::Pct => RunScheduler::Pct(Pct::default()),
+            Strategy::Fifo => RunScheduler::Fifo(Fifo),
         }
     }
 
@@ -256,9 +256,37 @@ impl Strategy {
     }
 }
 
-struct Uniform;
+/// A run's scheduler, by value: a pick happens on every step, and matching on the strategy
+/// lets it inline where a `Box<dyn Scheduler>` costs an indirect call.
+pub(crate) enum RunScheduler {
+    Uniform(Uniform),
+    Pct(Pct),
+    Fifo(Fifo),
+}
+
+impl Scheduler for RunScheduler {
+    #[inline]
+    fn pick(&mut self, ready: &ReadyView<'_>, source: &mut dyn Source) -> usize {
+        match self {
+            RunScheduler::Uniform(s) => s.pick(ready, source),
+            RunScheduler::Pct(s) => s.pick(ready, source),
+            RunScheduler::Fifo(s) => s.pick(ready, source),
+        }
+    }
+
+    fn on_spawn(&mut self, task: u32, source: &mut dyn Source) {
+        match self {
+            RunScheduler::Uniform(s) => s.on_spawn(task, source),
+            RunScheduler::Pct(s) => s.on_spawn(task, source),
+            RunScheduler::Fifo(s) => s.on_spawn(task, source),
+        }
+    }
+}
+
+pub(crate) struct Uniform;
 
 impl Scheduler for Uniform {
+    #[inline]
     fn pick(&mut self, ready: &ReadyView<'_>, source: &mut dyn Source) -> usize {
         let n = ready.ids().len();
         if n == 1 {
@@ -269,7 +297,7 @@ impl Scheduler for Uniform {
     }
 }
 
-struct Fifo;
+pub(crate) struct Fifo;
 
 impl Scheduler for Fifo {
     fn pick(&mut self, ready: &ReadyView<'_>, _source: &mut dyn Source) -> usize {
@@ -281,7 +309,7 @@ impl Scheduler for Fifo {
 }
 
 #[derive(Default)]
-struct Pct {
+pub(crate) struct Pct {
     /// Priority per task id (higher runs first); demoted tasks go negative.
     priority: Vec<i64>,
     steps_to_change: u64,

@@ -19,7 +19,7 @@ use std::task::Waker;
 use crate::choice::RunSource;
 use crate::net::Network;
 use crate::node::Nodes;
-use crate::rt::{Executor, Scheduler};
+use crate::rt::{Executor, RunScheduler};
 use crate::time::Clock;
 use crate::trace::{EventKind, History};
 
@@ -27,7 +27,7 @@ pub(crate) struct World {
     pub epoch: u32,
     pub source: RunSource,
     pub exec: Executor,
-    pub sched: Box<dyn Scheduler>,
+    pub sched: RunScheduler,
     pub clock: Clock<crate::net::Packet>,
     pub net: Network,
     pub nodes: Nodes,
@@ -41,7 +41,9 @@ impl World {
     /// Appends an event on `node` (or the harness, for `None`) at the current instant.
     #[inline]
     pub fn record(&mut self, node: Option<u32>, kind: EventKind, detail: impl FnOnce() -> String) {
-        let named = node.map(|id| (id, self.nodes.name(id)));
+        // The name is only read when recording: skip the lookup otherwise.
+        let recording = self.history.is_recording();
+        let named = node.map(|id| (id, if recording { self.nodes.name(id) } else { "" }));
         self.history.push(self.clock.now_ns, named, kind, detail);
     }
 
@@ -54,6 +56,8 @@ impl World {
             Some(task) => {
                 self.exec.drain_wakes();
                 self.exec.make_ready(task);
+                // Dropping one of our wakers does nothing: skip the call through its vtable.
+                std::mem::forget(waker);
             }
             None => waker.wake(),
         }

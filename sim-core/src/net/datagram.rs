@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use super::{
-    alive, draw_link_faults, fifo_at, incarnation, latency_ns, node_name, Addr, NetError, Packet,
+    alive, draw_link_faults, fifo_at, in_order_arrival_ns, incarnation, latency_ns, node_name, Addr, NetError, Packet,
     PER_MILLE,
 };
 use crate::choice::Choices;
@@ -304,8 +304,7 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
         return;
     }
     // No fault can be drawn for this message: latency, the send event, a scripted partition.
-    let latency = latency_ns(w, a, b);
-    let at = fifo_at(w, a, b, latency);
+    let at = in_order_arrival_ns(w, a, b);
     record_send(w, id, from, to, at, false, digest, &payload);
     if faultable && w.net.is_cut(a, b) {
         w.record(Some(a), EventKind::Drop { msg: id }, || {

@@ -89,7 +89,7 @@ pub use partition::{at, clog, heal, heal_all, partition, partition_oneway, unclo
 pub use stream::{Accept, Connect, Listener, Stream};
 pub use watch::{watch, Down, DownReason, Watch};
 
-use crate::choice::Choices;
+use crate::choice::{Choices, RunSource};
 use crate::node::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{self, with, World};
@@ -199,6 +199,14 @@ struct Link {
 }
 
 impl Link {
+    /// The arrival time for in-order traffic sent at `now` with `latency` (see [`fifo_at`]).
+    #[inline]
+    fn fifo_at(&mut self, now_ns: u64, latency_ns: u64) -> u64 {
+        let at = (now_ns + latency_ns).max(self.last_at_ns + 1);
+        self.last_at_ns = at;
+        at
+    }
+
     #[inline]
     fn is_cut(&self) -> bool {
         self.cut_scripted || self.cut_drawn > 0
@@ -278,6 +286,35 @@ impl Network {
             self.n
         );
         &mut self.links[from * self.n + to]
+    }
+
+    #[inline]
+    fn link_index(&self, from: u32, to: u32) -> usize {
+        debug_assert!((from as usize) < self.n && (to as usize) < self.n);
+        from as usize * self.n + to as usize
+    }
+
+    /// The link's latency plus a drawn jitter, in nanoseconds; the link's latency and jitter
+    /// bound are drawn at its first use.
+    #[inline]
+    fn draw_latency_ns(&mut self, source: &mut RunSource, index: usize) -> u64 {
+        let config = &self.config;
+        let link = &mut self.links[index];
+        if !link.drawn {
+            link.drawn = true;
+            link.latency_ms = source.range_inclusive(
+                "net.link.latency_ms",
+                config.latency_ms_min,
+                config.latency_ms_max,
+            );
+            link.jitter_ms = source.range_inclusive("net.link.jitter_ms", 0, config.jitter_ms_max);
+        }
+        let jitter = if link.jitter_ms > 0 {
+            source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
+        } else {
+            0
+        };
+        (link.latency_ms + jitter) * 1_000_000
     }
 
     #[inline]
@@ -364,25 +401,8 @@ fn alive(w: &World, node: u32, inc: u32) -> bool {
 /// latency plus a jitter drawn in its bound.
 #[inline]
 fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
-    let (min, max, jitter_max) = (
-        w.net.config.latency_ms_min,
-        w.net.config.latency_ms_max,
-        w.net.config.jitter_ms_max,
-    );
-    let link = &mut w.net.links[from as usize * w.net.n + to as usize];
-    if !link.drawn {
-        link.drawn = true;
-        link.latency_ms = w.source.range_inclusive("net.link.latency_ms", min, max);
-        link.jitter_ms = w
-            .source
-            .range_inclusive("net.link.jitter_ms", 0, jitter_max);
-    }
-    let jitter = if link.jitter_ms > 0 {
-        w.source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
-    } else {
-        0
-    };
-    (link.latency_ms + jitter) * 1_000_000
+    let index = w.net.link_index(from, to);
+    w.net.draw_latency_ns(&mut w.source, index)
 }
 
 /// An arrival time after `latency` that keeps the link's FIFO order: strictly later than any
@@ -391,10 +411,16 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
 #[inline]
 fn fifo_at(w: &mut World, from: u32, to: u32, latency: u64) -> u64 {
     let now = w.clock.now_ns;
-    let link = w.net.link(from, to);
-    let at = (now + latency).max(link.last_at_ns + 1);
-    link.last_at_ns = at;
-    at
+    w.net.link(from, to).fifo_at(now, latency)
+}
+
+/// [`latency_ns`] then [`fifo_at`] on one lookup of the link, for a send no fault can touch.
+#[inline]
+fn in_order_arrival_ns(w: &mut World, from: u32, to: u32) -> u64 {
+    let index = w.net.link_index(from, to);
+    let latency = w.net.draw_latency_ns(&mut w.source, index);
+    let now = w.clock.now_ns;
+    w.net.links[index].fifo_at(now, latency)
 }
 
 /// Resolves a node or routed name to one node (a routed name draws which).
