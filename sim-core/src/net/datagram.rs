@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use super::{
-    alive, draw_link_faults, fifo_at, in_order_arrival_ns, incarnation, latency_ns, node_name, Addr, NetError, Packet,
-    PER_MILLE,
+    alive, draw_link_faults, fifo_at, in_order_arrival_ns, incarnation, latency_ns, node_name,
+    Addr, NetError, Packet, PER_MILLE,
 };
 use crate::choice::Choices;
 use crate::node::NodeId;

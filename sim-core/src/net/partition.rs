@@ -206,9 +206,7 @@ pub(crate) fn drawn_cut(w: &mut World, links: &[(u32, u32)], ms: u64) {
     let at = w.clock.now_ns + ms * 1_000_000;
     w.clock.schedule(
         at,
-        Packet::Control(Box::new(Resolved::HealDrawn(
-            links.to_vec(),
-        ))),
+        Packet::Control(Box::new(Resolved::HealDrawn(links.to_vec()))),
     );
 }
 
@@ -319,10 +317,8 @@ pub fn at(when: Instant, control: Control) -> Result<(), NetError> {
     with(|w| {
         control.validate(w)?;
         let at = when.as_nanos().max(w.clock.now_ns);
-        w.clock.schedule(
-            at,
-            Packet::Control(Box::new(Resolved::Scripted(control))),
-        );
+        w.clock
+            .schedule(at, Packet::Control(Box::new(Resolved::Scripted(control))));
         Ok(())
     })
 }

@@ -51,7 +51,7 @@ impl Queue {
             return;
         }
         if self.sorted.len() == SORTED_MAX {
-            self.to_heap();
+            self.make_heap();
             self.heap.push(Reverse(key));
             return;
         }
@@ -83,7 +83,7 @@ impl Queue {
         }
         let key = self.heap.pop().map(|k| k.0);
         if self.heap.len() <= SORTED_MIN {
-            self.to_sorted();
+            self.make_sorted();
         }
         key
     }
@@ -111,24 +111,28 @@ impl Queue {
             keys.retain(|k| keep(k.0));
             self.heap = BinaryHeap::from(keys);
             if self.heap.len() <= SORTED_MIN {
-                self.to_sorted();
+                self.make_sorted();
             }
         } else {
             self.sorted.retain(|&k| keep(k));
         }
     }
 
-    fn to_heap(&mut self) {
+    fn make_heap(&mut self) {
         debug_assert!(!self.large && self.heap.is_empty());
         self.heap.extend(self.sorted.drain(..).map(Reverse));
         self.large = true;
     }
 
-    fn to_sorted(&mut self) {
+    fn make_sorted(&mut self) {
         debug_assert!(self.large && self.sorted.is_empty());
         // Ascending from the heap's sort, reversed: largest first.
-        self.sorted
-            .extend(std::mem::take(&mut self.heap).into_sorted_vec().into_iter().map(|k| k.0));
+        self.sorted.extend(
+            std::mem::take(&mut self.heap)
+                .into_sorted_vec()
+                .into_iter()
+                .map(|k| k.0),
+        );
         self.large = false;
     }
 }
@@ -147,7 +151,7 @@ mod tests {
         let mut reference = std::collections::BTreeSet::new();
         let mut next = 0u128;
         let mut saw_heap = false;
-        let mut saw_back_to_sorted = false;
+        let mut saw_back_make_sorted = false;
         for step in 0..200_000 {
             // Phases where pushes outnumber pops and the other way round: the queue grows past
             // the sorted limit and shrinks back, again and again.
@@ -176,8 +180,11 @@ mod tests {
             assert_eq!(queue.peek(), reference.first().copied());
             assert_eq!(queue.len(), reference.len());
             saw_heap |= queue.large;
-            saw_back_to_sorted |= saw_heap && !queue.large;
+            saw_back_make_sorted |= saw_heap && !queue.large;
         }
-        assert!(saw_heap && saw_back_to_sorted, "both representations exercised");
+        assert!(
+            saw_heap && saw_back_make_sorted,
+            "both representations exercised"
+        );
     }
 }
