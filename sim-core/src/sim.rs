@@ -616,6 +616,7 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<Packet>>) {
 }
 
 /// Applies one thing that is due now: wakes a live timer's task, or delivers a packet.
+#[inline]
 fn apply_due(w: &mut World, what: Due<Packet>) {
     match what {
         Due::Timer { slot, entry } => {

@@ -337,26 +337,38 @@ fn record_send<M: Message>(
     digest: u64,
     payload: &M,
 ) {
-    let detail = if w.history.is_recording() {
-        format!(
-            "{} +{}ms{} {payload:?}",
-            route_text(w, id, from, to),
-            (at - w.clock.now_ns) / 1_000_000,
-            if reordered { " (reordered)" } else { "" }
-        )
-    } else {
-        String::new()
+    let kind = EventKind::Send {
+        msg: id,
+        to: to.node.0,
+        deliver_at_ns: at,
+        digest,
     };
-    w.record(
-        Some(from.node.0),
-        EventKind::Send {
-            msg: id,
-            to: to.node.0,
-            deliver_at_ns: at,
-            digest,
-        },
-        || detail,
-    );
+    if w.history.is_recording() {
+        let detail = send_detail(w, id, from, to, at, reordered, payload);
+        w.record(Some(from.node.0), kind, || detail);
+    } else {
+        w.record(Some(from.node.0), kind, String::new);
+    }
+}
+
+/// The readable detail of a send event (recording runs only).
+#[cold]
+#[inline(never)]
+fn send_detail<M: Message>(
+    w: &World,
+    id: u64,
+    from: Addr,
+    to: Addr,
+    at: u64,
+    reordered: bool,
+    payload: &M,
+) -> String {
+    format!(
+        "{} +{}ms{} {payload:?}",
+        route_text(w, id, from, to),
+        (at - w.clock.now_ns) / 1_000_000,
+        if reordered { " (reordered)" } else { "" }
+    )
 }
 
 /// A faultable send in a run whose profile may fault datagrams: partitions and clogs,

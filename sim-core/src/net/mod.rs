@@ -509,6 +509,7 @@ pub fn unroute(name: &str) {
 }
 
 /// Delivers whatever the network had due now (called by the harness).
+#[inline]
 pub(crate) fn deliver(w: &mut World, packet: Packet) {
     match packet {
         Packet::Datagram(d) => datagram::arrive(w, d),
