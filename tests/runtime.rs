@@ -151,6 +151,52 @@ fn virtual_time_jumps_and_timers_fire_in_order() {
     assert!(outcome.class.is_pass(), "{outcome:?}");
 }
 
+/// Hundreds of timers pending at once (past the size where the clock's queue stops being a
+/// sorted vector, and back), most of them timeouts cancelled before they fire: every sleep
+/// and every timeout completes exactly at its deadline, and the run is a function of its seed.
+#[test]
+fn hundreds_of_pending_timers_fire_at_their_deadlines() {
+    fn run(seed: u64) -> (u64, u64) {
+        let mut sim = Sim::new(Config::default());
+        sim.client("c", |_| async {
+            let handles: Vec<_> = (0..300)
+                .map(|_| {
+                    spawn(async {
+                        for _ in 0..6 {
+                            let limit_ms = sim::draw(|s| s.below("limit", 40));
+                            let sleep_ms = sim::draw(|s| s.below("sleep", 40));
+                            let start = now();
+                            let result = timeout(
+                                Duration::from_millis(limit_ms),
+                                sleep(Duration::from_millis(sleep_ms)),
+                            )
+                            .await;
+                            let took = now().saturating_duration_since(start);
+                            // The sleep wins a tie: it is polled first.
+                            if sleep_ms <= limit_ms {
+                                assert_eq!(result, Ok(()));
+                                assert_eq!(took, Duration::from_millis(sleep_ms));
+                            } else {
+                                assert!(result.is_err());
+                                assert_eq!(took, Duration::from_millis(limit_ms));
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        });
+        let outcome = sim.run_seed(seed).outcome;
+        assert!(outcome.class.is_pass(), "{outcome:?}");
+        (outcome.history_hash, outcome.steps)
+    }
+    for seed in 0..3 {
+        assert_eq!(run(seed), run(seed), "seed {seed} replays");
+    }
+    assert_ne!(run(0).0, run(1).0, "the schedule depends on the seed");
+}
 #[test]
 fn same_instant_ties_are_ordered_by_the_input() {
     // Three sleeps due at the same instant: which wakes first is a draw.

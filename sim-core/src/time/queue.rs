@@ -126,7 +126,7 @@ impl Queue {
 
     fn make_sorted(&mut self) {
         debug_assert!(self.large && self.sorted.is_empty());
-        // Ascending from the heap's sort, reversed: largest first.
+        // Sorted ascending in `Reverse` order: the largest key first, as the vector keeps them.
         self.sorted.extend(
             std::mem::take(&mut self.heap)
                 .into_sorted_vec()
