@@ -391,10 +391,6 @@ static VTABLE: RawWakerVTable = RawWakerVTable::new(
     |_| {},
 );
 
-pub(crate) fn vtable() -> &'static RawWakerVTable {
-    &VTABLE
-}
-
 /// The task a waker of run `epoch` wakes, or `None` for a foreign waker (or one of another
 /// run).
 #[inline]

@@ -49,7 +49,7 @@ use std::future::Future;
 use std::hash::Hash;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
@@ -629,9 +629,10 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<Packet>>) {
 #[inline]
 fn apply_due(w: &mut World, what: Due<Packet>) {
     match what {
-        Due::Timer { slot, entry } => {
-            if let Some(waker) = w.clock.fire(slot, entry) {
-                let task = waker_task(&waker);
+        Due::Timer(entry) => {
+            if let Some((slot, waker)) = w.clock.fire(entry) {
+                // A foreign waker names no task of ours: the event is the harness's.
+                let task = rt::task_of(&waker, w.epoch).unwrap_or(u32::MAX);
                 let node = w.exec.node_of(task);
                 w.record(
                     Some(node).filter(|&n| n != u32::MAX),
@@ -642,15 +643,6 @@ fn apply_due(w: &mut World, what: Due<Packet>) {
             }
         }
         Due::Payload(packet) => net::deliver(w, packet),
-    }
-}
-
-fn waker_task(waker: &Waker) -> u32 {
-    // Our wakers carry (epoch, task) in their data word; a foreign waker maps to no task.
-    if std::ptr::eq(waker.vtable(), rt::vtable()) {
-        waker.data() as usize as u64 as u32
-    } else {
-        u32::MAX
     }
 }
 

@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use super::{
-    alive, draw_link_faults, fifo_at, in_order_arrival_ns, incarnation, latency_ns, node_name,
-    Addr, NetError, Packet, PER_MILLE,
+    alive, draw_link_faults, fifo_at, incarnation, latency_ns, node_name, Addr, NetError, Packet,
+    PER_MILLE,
 };
 use crate::choice::Choices;
 use crate::node::NodeId;
@@ -238,6 +238,26 @@ impl<M: Message> Socket<M> {
         })
     }
 
+    /// Message `id` from this socket to `to` (in incarnation `to_inc`), ready for the wire.
+    fn datagram(
+        &self,
+        id: u64,
+        to: Addr,
+        to_inc: u32,
+        faultable: bool,
+        payload: Payload,
+    ) -> Packet {
+        Packet::Datagram(Datagram {
+            id,
+            from: self.addr,
+            to,
+            from_inc: self.inc,
+            to_inc,
+            faultable,
+            payload,
+        })
+    }
+
     /// This socket's address.
     pub fn local_addr(&self) -> Addr {
         self.addr
@@ -299,12 +319,13 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
             .mailboxes
             .get(&(b, to.port))
             .is_none_or(|m| m.faultable);
-    if faultable && w.net.datagram_faults {
+    if faultable && w.net.profile.faults_datagrams() {
         send_faulted(w, sock, to, payload, id, digest);
         return;
     }
     // No fault can be drawn for this message: latency, the send event, a scripted partition.
-    let at = in_order_arrival_ns(w, a, b);
+    let latency = latency_ns(w, a, b);
+    let at = fifo_at(w, a, b, latency);
     record_send(w, id, from, to, at, false, digest, &payload);
     if faultable && w.net.is_cut(a, b) {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
@@ -312,16 +333,10 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
         });
         return;
     }
-    let d = Datagram {
-        id,
-        from,
-        to,
-        from_inc: sock.inc,
-        to_inc: incarnation(w, b),
-        faultable,
-        payload: boxed(&mut w.net.spare_payloads, payload),
-    };
-    w.clock.schedule(at, Packet::Datagram(d));
+    let to_inc = incarnation(w, b);
+    let payload = boxed(&mut w.net.spare_payloads, payload);
+    w.clock
+        .schedule(at, sock.datagram(id, to, to_inc, faultable, payload));
 }
 
 /// The send event, with its readable detail when recording.
@@ -425,16 +440,8 @@ fn send_faulted<M: Message>(
         ))
     .then(|| payload.clone());
     let payload = boxed(&mut w.net.spare_payloads, payload);
-    let d = Datagram {
-        id,
-        from,
-        to,
-        from_inc: sock.inc,
-        to_inc,
-        faultable: true,
-        payload,
-    };
-    w.clock.schedule(at, Packet::Datagram(d));
+    w.clock
+        .schedule(at, sock.datagram(id, to, to_inc, true, payload));
     if let Some(copy) = copy {
         let payload = boxed(&mut w.net.spare_payloads, copy);
         let copy_id = w.net.next_msg();
@@ -448,16 +455,8 @@ fn send_faulted<M: Message>(
             },
             || format!("#{id} duplicated as #{copy_id}, due at {at}ns"),
         );
-        let d = Datagram {
-            id: copy_id,
-            from,
-            to,
-            from_inc: sock.inc,
-            to_inc,
-            faultable: true,
-            payload,
-        };
-        w.clock.schedule(at, Packet::Datagram(d));
+        w.clock
+            .schedule(at, sock.datagram(copy_id, to, to_inc, true, payload));
     }
 }
 

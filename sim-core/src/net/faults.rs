@@ -69,6 +69,16 @@ pub struct FaultProfile {
 }
 
 impl FaultProfile {
+    /// True when this profile may fault a datagram: loss, duplication, reordering, or drawn
+    /// partitions or clogs. A send under any other profile draws no fault.
+    pub(crate) fn faults_datagrams(&self) -> bool {
+        self.loss_per_mille > 0
+            || self.duplicate_per_mille > 0
+            || self.reorder_per_mille > 0
+            || self.partition_per_mille > 0
+            || self.clog_per_mille > 0
+    }
+
     /// No faults at all.
     pub const NONE: FaultProfile = FaultProfile {
         loss_per_mille: 0,

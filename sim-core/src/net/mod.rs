@@ -89,7 +89,7 @@ pub use partition::{at, clog, heal, heal_all, partition, partition_oneway, unclo
 pub use stream::{Accept, Connect, Listener, Stream};
 pub use watch::{watch, Down, DownReason, Watch};
 
-use crate::choice::{Choices, RunSource};
+use crate::choice::Choices;
 use crate::node::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{self, with, World};
@@ -221,9 +221,6 @@ impl Link {
 pub(crate) struct Network {
     pub config: NetConfig,
     profile: FaultProfile,
-    /// True when `profile` may fault a datagram (loss, duplication, reordering, drawn
-    /// partitions or clogs): sends skip every fault draw when it is false.
-    datagram_faults: bool,
     /// Links, `n * n`, indexed `from * n + to`.
     links: Vec<Link>,
     n: usize,
@@ -258,7 +255,6 @@ impl Network {
         Network {
             config,
             profile: FaultProfile::NONE,
-            datagram_faults: false,
             links: Vec::new(),
             n: 0,
             mailboxes: PortMap::default(),
@@ -289,35 +285,6 @@ impl Network {
     }
 
     #[inline]
-    fn link_index(&self, from: u32, to: u32) -> usize {
-        debug_assert!((from as usize) < self.n && (to as usize) < self.n);
-        from as usize * self.n + to as usize
-    }
-
-    /// The link's latency plus a drawn jitter, in nanoseconds; the link's latency and jitter
-    /// bound are drawn at its first use.
-    #[inline]
-    fn draw_latency_ns(&mut self, source: &mut RunSource, index: usize) -> u64 {
-        let config = &self.config;
-        let link = &mut self.links[index];
-        if !link.drawn {
-            link.drawn = true;
-            link.latency_ms = source.range_inclusive(
-                "net.link.latency_ms",
-                config.latency_ms_min,
-                config.latency_ms_max,
-            );
-            link.jitter_ms = source.range_inclusive("net.link.jitter_ms", 0, config.jitter_ms_max);
-        }
-        let jitter = if link.jitter_ms > 0 {
-            source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
-        } else {
-            0
-        };
-        (link.latency_ms + jitter) * 1_000_000
-    }
-
-    #[inline]
     fn link_ref(&self, from: u32, to: u32) -> &Link {
         &self.links[from as usize * self.n + to as usize]
     }
@@ -331,15 +298,6 @@ impl Network {
     /// True if the pair cannot talk both ways (either direction cut).
     fn pair_cut(&self, a: u32, b: u32) -> bool {
         a != b && (self.is_cut(a, b) || self.is_cut(b, a))
-    }
-
-    fn set_profile(&mut self, profile: FaultProfile) {
-        self.profile = profile;
-        self.datagram_faults = profile.loss_per_mille > 0
-            || profile.duplicate_per_mille > 0
-            || profile.reorder_per_mille > 0
-            || profile.partition_per_mille > 0
-            || profile.clog_per_mille > 0;
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -358,7 +316,7 @@ impl Network {
 /// drawn from then on. Drawn partitions, clogs and stalls already in force end on their own
 /// schedule (each is bounded), and scripted controls stay the scenario's business.
 pub(crate) fn stop_drawing_faults(w: &mut World) {
-    w.net.set_profile(FaultProfile::NONE);
+    w.net.profile = FaultProfile::NONE;
 }
 
 /// Called once when a run starts, before any setup: sizes the link table and draws the
@@ -368,8 +326,7 @@ pub(crate) fn start_run(w: &mut World) {
     w.net.n = n;
     w.net.links = (0..n * n).map(|_| Link::default()).collect();
     let faults = w.net.config.faults;
-    let profile = faults.profile(&mut w.source);
-    w.net.set_profile(profile);
+    w.net.profile = faults.profile(&mut w.source);
     if w.net.config.latency_ms_min > w.net.config.latency_ms_max {
         w.net.config.latency_ms_max = w.net.config.latency_ms_min;
     }
@@ -401,8 +358,25 @@ fn alive(w: &World, node: u32, inc: u32) -> bool {
 /// latency plus a jitter drawn in its bound.
 #[inline]
 fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
-    let index = w.net.link_index(from, to);
-    w.net.draw_latency_ns(&mut w.source, index)
+    let config = &w.net.config;
+    let link = &mut w.net.links[from as usize * w.net.n + to as usize];
+    if !link.drawn {
+        link.drawn = true;
+        link.latency_ms = w.source.range_inclusive(
+            "net.link.latency_ms",
+            config.latency_ms_min,
+            config.latency_ms_max,
+        );
+        link.jitter_ms = w
+            .source
+            .range_inclusive("net.link.jitter_ms", 0, config.jitter_ms_max);
+    }
+    let jitter = if link.jitter_ms > 0 {
+        w.source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
+    } else {
+        0
+    };
+    (link.latency_ms + jitter) * 1_000_000
 }
 
 /// An arrival time after `latency` that keeps the link's FIFO order: strictly later than any
@@ -412,15 +386,6 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
 fn fifo_at(w: &mut World, from: u32, to: u32, latency: u64) -> u64 {
     let now = w.clock.now_ns;
     w.net.link(from, to).fifo_at(now, latency)
-}
-
-/// [`latency_ns`] then [`fifo_at`] on one lookup of the link, for a send no fault can touch.
-#[inline]
-fn in_order_arrival_ns(w: &mut World, from: u32, to: u32) -> u64 {
-    let index = w.net.link_index(from, to);
-    let latency = w.net.draw_latency_ns(&mut w.source, index);
-    let now = w.clock.now_ns;
-    w.net.links[index].fifo_at(now, latency)
 }
 
 /// Resolves a node or routed name to one node (a routed name draws which).

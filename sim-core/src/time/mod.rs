@@ -118,14 +118,22 @@ fn unpack_key(key: u128) -> (u64, u32) {
 /// Marks a key's last field as a timer slot.
 const TIMER_BIT: u32 = 1 << 23;
 
+/// The timer slot a queue key names, or `None` for a payload's key.
+#[inline]
+fn timer_slot(key: u128) -> Option<u32> {
+    let what = unpack_key(key).1;
+    (what & TIMER_BIT != 0).then_some(what & !TIMER_BIT)
+}
+
 /// How many cancelled timers may wait in the queue before it is compacted (see
 /// [`Clock::next_due`]).
 const COMPACT_AFTER: usize = 2;
 
 /// Something due, as the clock hands it out.
 pub(crate) enum Due<P> {
-    /// A timer's entry (it wakes its task if it is still live when applied: [`Clock::fire`]).
-    Timer { slot: u32, entry: u128 },
+    /// A timer's queue entry (it wakes its task if it is still live when applied:
+    /// [`Clock::fire`]).
+    Timer(u128),
     /// A payload someone scheduled.
     Payload(P),
 }
@@ -215,14 +223,13 @@ impl<P> Clock<P> {
     /// True unless `entry` is a timer entry its timer no longer has queued.
     #[inline]
     fn entry_is_live(&self, entry: u128) -> bool {
-        let what = unpack_key(entry).1;
-        what & TIMER_BIT == 0 || self.timers[(what & !TIMER_BIT) as usize].queue_key == entry
+        timer_slot(entry).is_none_or(|slot| self.timers[slot as usize].queue_key == entry)
     }
 
     /// True unless `due` is a dead timer entry.
     pub fn is_live(&self, due: &Due<P>) -> bool {
         match due {
-            Due::Timer { entry, .. } => self.entry_is_live(*entry),
+            Due::Timer(entry) => self.entry_is_live(*entry),
             Due::Payload(_) => true,
         }
     }
@@ -255,13 +262,10 @@ impl<P> Clock<P> {
 
     #[inline]
     fn take(&mut self, key: u128) -> Due<P> {
-        let what = unpack_key(key).1;
-        if what & TIMER_BIT != 0 {
-            return Due::Timer {
-                slot: what & !TIMER_BIT,
-                entry: key,
-            };
+        if timer_slot(key).is_some() {
+            return Due::Timer(key);
         }
+        let what = unpack_key(key).1;
         self.free_payloads.push(what);
         Due::Payload(
             self.payloads[what as usize]
@@ -340,14 +344,16 @@ impl<P> Clock<P> {
         }
     }
 
-    /// Fires a due timer entry: returns its task's waker if the entry was still live.
-    pub fn fire(&mut self, slot: u32, entry: u128) -> Option<Waker> {
-        if !self.entry_is_live(entry) {
+    /// Fires a due timer entry: its timer's slot and its task's waker, if the entry was still
+    /// live.
+    pub fn fire(&mut self, entry: u128) -> Option<(u32, Waker)> {
+        let slot = timer_slot(entry).expect("a timer entry");
+        let t = &mut self.timers[slot as usize];
+        if t.queue_key != entry {
             return None;
         }
-        let t = &mut self.timers[slot as usize];
         t.queue_key = 0;
-        t.waker.take()
+        Some((slot, t.waker.take()?))
     }
 
     /// Frees a timer's slot (fired and observed, or cancelled).
