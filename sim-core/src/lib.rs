@@ -14,6 +14,7 @@
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart |
 //! | [`mod@buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
+//! | [`check`] | checks over client histories: a linearizability checker, models as a trait |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
@@ -52,6 +53,7 @@
 #![deny(missing_docs)]
 
 pub mod buggify;
+pub mod check;
 pub mod choice;
 pub mod cli;
 pub mod determinism;
