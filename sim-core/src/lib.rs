@@ -10,9 +10,11 @@
 //! |---|---|
 //! | [`choice`] | choice sources: `Bytes` (finite PRNG over fuzz input), `Seeded`, `Recorder` |
 //! | [`rt`] | single-threaded executor; the scheduler picks the next task by drawing |
-//! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval` |
+//! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval`; per-node wall clocks |
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
-//! | [`node`] | nodes and their lifecycle: start, crash, restart |
+//! | [`node`] | nodes and their lifecycle: start, crash, restart, graceful stop, pause |
+//! | [`nemesis`] | lifecycle faults drawn per run, and the heal phase that undoes them |
+//! | [`faults`] | choosing faults: kinds, `off`/`swarm`/`all`, lists and swarms over a subset |
 //! | [`mod@buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
 //! | [`check`] | checks over client histories: a linearizability checker, models as a trait |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
@@ -57,7 +59,9 @@ pub mod check;
 pub mod choice;
 pub mod cli;
 pub mod determinism;
+pub mod faults;
 pub mod fuzz;
+pub mod nemesis;
 pub mod net;
 pub mod node;
 pub mod render;

@@ -1,10 +1,23 @@
-//! Nodes and their lifecycle: start, crash, restart.
+//! Nodes and their lifecycle: start, crash, restart, graceful stop, pause and resume.
 //!
 //! A node is a name plus a factory that builds its main future from a [`NodeCtx`] at every
 //! start. A crash drops every task of the node at once (their futures are dropped, so a
 //! killed node's leftover work cannot act), unbinds its sockets and loses the messages
 //! queued in them; [`crate::net`] says what its peers see, and in which order. A restart
 //! calls the factory again with the next incarnation number.
+//!
+//! * **Graceful stop** ([`stop`]): the node is sent a signal it may handle — every
+//!   [`NodeCtx::shutdown`] future of its incarnation completes — and it stops when its main
+//!   task returns ([`crate::trace::EventKind::Exit`]: down, like a crash, but by its own
+//!   hand). If it has not stopped within the grace period it is crashed. A node that never
+//!   asked for the signal (no `shutdown` future made in this incarnation) takes the default
+//!   action of a process without a handler: it is crashed at once.
+//! * **Pause** ([`pause`], [`resume`]): the process is frozen while time goes on. None of its
+//!   tasks is polled; its timers still come due and messages still reach its sockets, but it
+//!   handles them only after [`resume`] — late, as a stopped process does.
+//!
+//! The nemesis ([`crate::nemesis`]) draws the same actions per run; these functions are the
+//! scripted form. Every lifecycle event is in the history.
 //!
 //! ```
 //! use std::time::Duration;
@@ -29,11 +42,13 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use crate::choice::Source;
 use crate::rt::BoxFuture;
 use crate::trace::EventKind;
-use crate::world::with;
+use crate::world::{self, with, World};
 
 /// A node's id: its position in the order nodes were added to the scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,6 +78,76 @@ impl NodeCtx {
     /// This node's randomness, drawn from the run's input (never from the OS).
     pub fn rng(&self) -> NodeRng {
         NodeRng { _private: () }
+    }
+
+    /// Completes when this incarnation is asked to stop ([`stop`], or the nemesis): the
+    /// signal a process may handle. Making one registers the node as handling the signal,
+    /// so a stop gives it its grace period instead of crashing it at once. Must be called
+    /// within a simulation.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sim_core::node::{is_up, stop};
+    /// use sim_core::sim::{Config, Sim};
+    /// use sim_core::time::sleep;
+    ///
+    /// let mut sim = Sim::new(Config::default());
+    /// sim.node("server", |ctx| async move {
+    ///     ctx.shutdown().await;
+    ///     // Flush, say goodbye... then return: the node exits cleanly.
+    ///     sleep(Duration::from_millis(5)).await;
+    /// });
+    /// sim.client("operator", |_| async {
+    ///     sleep(Duration::from_millis(1)).await;
+    ///     stop("server", Duration::from_secs(1)).unwrap();
+    ///     sleep(Duration::from_millis(10)).await;
+    ///     assert!(!is_up("server"), "it stopped within its grace period");
+    /// });
+    /// assert!(sim.run_seed(0).outcome.class.is_pass());
+    /// ```
+    pub fn shutdown(&self) -> Shutdown {
+        let epoch = with(|w| {
+            let n = &mut w.nodes.list[self.id.0 as usize];
+            if n.incarnation == self.incarnation {
+                n.handles_shutdown = true;
+            }
+            w.epoch
+        });
+        Shutdown {
+            node: self.id.0,
+            incarnation: self.incarnation,
+            epoch,
+        }
+    }
+}
+
+/// Future of [`NodeCtx::shutdown`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct Shutdown {
+    node: u32,
+    incarnation: u32,
+    epoch: u32,
+}
+
+impl Future for Shutdown {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        world::try_with(self.epoch, |w| {
+            let n = &mut w.nodes.list[self.node as usize];
+            // A later incarnation's stop is not this one's signal.
+            if n.incarnation != self.incarnation {
+                return Poll::Pending;
+            }
+            if n.stopping {
+                return Poll::Ready(());
+            }
+            if !n.shutdown_waiters.iter().any(|k| k.will_wake(cx.waker())) {
+                n.shutdown_waiters.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .unwrap_or(Poll::Pending)
     }
 }
 
@@ -108,6 +193,30 @@ pub(crate) struct NodeState {
     /// A client's main task is workload: the run is not done until it finishes.
     pub client: bool,
     pub main_task: Option<u32>,
+    /// Frozen: its tasks are not polled until it is resumed.
+    pub paused: bool,
+    /// Asked to stop: it exits when its main task returns, or is killed at the deadline.
+    pub stopping: bool,
+    /// This incarnation made a [`Shutdown`] future: a stop gives it its grace period.
+    pub handles_shutdown: bool,
+    pub shutdown_waiters: Vec<Waker>,
+}
+
+impl NodeState {
+    pub fn new(name: &str, factory: Factory, client: bool) -> Self {
+        NodeState {
+            name: name.into(),
+            factory,
+            up: false,
+            incarnation: 0,
+            client,
+            main_task: None,
+            paused: false,
+            stopping: false,
+            handles_shutdown: false,
+            shutdown_waiters: Vec::new(),
+        }
+    }
 }
 
 /// All nodes of one run.
@@ -139,12 +248,21 @@ pub enum LifecycleError {
     /// No node has that name.
     #[error("no node named {0:?}; names are the ones given to Sim::node/Sim::client")]
     UnknownNode(String),
-    /// Crash of a node that is already down.
+    /// Crash, stop or pause of a node that is down.
     #[error("node {0:?} is already down; restart it first")]
     AlreadyDown(String),
     /// Restart of a node that is up.
     #[error("node {0:?} is up; crash it before restarting it")]
     AlreadyUp(String),
+    /// Pause of a node that is paused.
+    #[error("node {0:?} is already paused; resume it first")]
+    AlreadyPaused(String),
+    /// Resume of a node that is not paused.
+    #[error("node {0:?} is not paused; pause it before resuming it")]
+    NotPaused(String),
+    /// Stop of a node that was already asked to stop.
+    #[error("node {0:?} is already stopping; wait for it to exit or be killed")]
+    AlreadyStopping(String),
 }
 
 /// The id of the node called `name`. Must be called from within a simulation.
@@ -162,12 +280,24 @@ pub fn is_up(name: &str) -> bool {
     with(|w| w.nodes.find(name).is_some_and(|id| w.nodes.is_up(id)))
 }
 
+/// True if the node is paused. Must be called from within a simulation.
+pub fn is_paused(name: &str) -> bool {
+    with(|w| {
+        w.nodes
+            .find(name)
+            .is_some_and(|id| w.nodes.list[id as usize].paused)
+    })
+}
+
 /// Starts node `id` (first start or restart): builds its main future and spawns it.
 pub(crate) fn start(id: u32) {
     let (ctx, factory) = with(|w| {
         let n = &mut w.nodes.list[id as usize];
         debug_assert!(!n.up, "starting node {} which is up", n.name);
         n.up = true;
+        n.stopping = false;
+        n.paused = false;
+        n.handles_shutdown = false;
         let ctx = NodeCtx {
             id: NodeId(id),
             name: n.name.clone(),
@@ -186,26 +316,65 @@ pub(crate) fn start(id: u32) {
     with(|w| w.nodes.list[id as usize].main_task = Some(handle.id().0));
 }
 
+/// How a node goes down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Down {
+    /// Crashed (scripted, or by the nemesis).
+    Crash,
+    /// Crashed because a stop's grace period ran out, or it had no shutdown handler.
+    Killed(&'static str),
+    /// Stopped by itself after a stop request.
+    Exit,
+}
+
+fn find_up(w: &World, name: &str) -> Result<u32, LifecycleError> {
+    let id = w
+        .nodes
+        .find(name)
+        .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
+    if !w.nodes.is_up(id) {
+        return Err(LifecycleError::AlreadyDown(name.to_string()));
+    }
+    Ok(id)
+}
+
 /// Crashes the node called `name`: every task dropped, sockets unbound, queued messages lost.
 /// Must be called from within a simulation. A task may crash its own node; it stops at once
 /// at its next await.
 pub fn crash(name: &str) -> Result<(), LifecycleError> {
+    let id = with(|w| find_up(w, name))?;
+    take_down(id, Down::Crash);
+    Ok(())
+}
+
+/// Takes node `id` (which is up) down: crash semantics for every [`Down`], recorded as a
+/// crash or an exit.
+pub(crate) fn take_down(id: u32, how: Down) {
     let victims = with(|w| {
-        let id = w
-            .nodes
-            .find(name)
-            .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
-        if !w.nodes.is_up(id) {
-            return Err(LifecycleError::AlreadyDown(name.to_string()));
-        }
-        w.nodes.list[id as usize].up = false;
-        w.nodes.list[id as usize].incarnation += 1;
+        let n = &mut w.nodes.list[id as usize];
+        debug_assert!(n.up, "taking down node {} which is down", n.name);
+        n.up = false;
+        n.incarnation += 1;
+        n.stopping = false;
+        n.paused = false;
+        n.handles_shutdown = false;
+        n.shutdown_waiters.clear();
         // Notify watchers, retire watches, cancel in-flight traffic (before the kill).
         let lost = crate::net::crash_before_kill(w, id);
         let tasks = w.exec.tasks_of(id);
-        let n = tasks.len();
-        w.record(Some(id), EventKind::Crash, || {
-            format!("{n} tasks dropped, {lost} queued messages lost")
+        let count = tasks.len();
+        let kind = if how == Down::Exit {
+            EventKind::Exit
+        } else {
+            EventKind::Crash
+        };
+        w.record(Some(id), kind, || {
+            let why = match how {
+                Down::Crash => String::new(),
+                Down::Killed(why) => format!("{why}: "),
+                Down::Exit => "stopped after a stop request: ".to_string(),
+            };
+            format!("{why}{count} tasks dropped, {lost} queued messages lost")
         });
         let current = w.exec.current;
         let futures: Vec<BoxFuture> = tasks
@@ -217,16 +386,13 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
         if let Some(t) = current.filter(|&t| w.exec.node_of(t) == id) {
             w.exec.retire(t);
         }
-        Ok(futures)
-    })?;
+        w.exec.forget_pause(id);
+        futures
+    });
     // Dropping futures may touch the world (timers, sockets): do it outside the borrow.
     drop(victims);
     // Then signal the survivors: streams connected to the dead node are reset.
-    with(|w| {
-        let id = w.nodes.find(name).expect("crashed above");
-        crate::net::crash_after_kill(w, id)
-    });
-    Ok(())
+    with(|w| crate::net::crash_after_kill(w, id));
 }
 
 /// Restarts a crashed node with the same durable state. Must be called within a simulation.
@@ -243,4 +409,139 @@ pub fn restart(name: &str) -> Result<(), LifecycleError> {
     })?;
     start(id);
     Ok(())
+}
+
+/// Asks the node called `name` to stop, giving it `grace` of virtual time: every
+/// [`NodeCtx::shutdown`] future of its incarnation completes, it is down once its main task
+/// returns, and it is crashed if it is still up when `grace` has passed. A node with no
+/// shutdown handler is crashed at once. See the [module docs](self). Must be called within a
+/// simulation.
+pub fn stop(name: &str, grace: Duration) -> Result<(), LifecycleError> {
+    let kill_now = with(|w| {
+        let id = find_up(w, name)?;
+        if w.nodes.list[id as usize].stopping {
+            return Err(LifecycleError::AlreadyStopping(name.to_string()));
+        }
+        Ok(request_stop(w, id, crate::time::duration_ns(grace)).then_some(id))
+    })?;
+    if let Some(id) = kill_now {
+        take_down(id, Down::Killed("stopped without a shutdown handler"));
+    }
+    Ok(())
+}
+
+/// Sends node `id` the stop signal and schedules its kill. Returns true when the node has no
+/// handler and must be crashed at once (by the caller, outside the world).
+pub(crate) fn request_stop(w: &mut World, id: u32, grace_ns: u64) -> bool {
+    let handles = w.nodes.list[id as usize].handles_shutdown;
+    w.record(Some(id), EventKind::Stop { grace_ns }, || {
+        if handles {
+            format!(
+                "stop requested; crashed in {}ms unless it exits",
+                grace_ns / 1_000_000
+            )
+        } else {
+            "stop requested; no shutdown handler, so the default action kills it".to_string()
+        }
+    });
+    if !handles {
+        return true;
+    }
+    let n = &mut w.nodes.list[id as usize];
+    n.stopping = true;
+    let incarnation = n.incarnation;
+    let waiters = std::mem::take(&mut n.shutdown_waiters);
+    for waker in waiters {
+        w.wake(waker);
+    }
+    let at = w.clock.now_ns.saturating_add(grace_ns);
+    w.clock.schedule(
+        at,
+        crate::net::Packet::Lifecycle(Box::new(crate::nemesis::Action::Kill {
+            node: id,
+            incarnation,
+        })),
+    );
+    false
+}
+
+/// Pauses the node called `name`: none of its tasks runs until [`resume`]; its timers and
+/// sockets go on receiving, and it handles what came only then. A task may pause its own
+/// node; it stops at its next await. Must be called from within a simulation.
+///
+/// ```
+/// use std::cell::Cell;
+/// use std::rc::Rc;
+/// use std::time::Duration;
+/// use sim_core::node::{pause, resume};
+/// use sim_core::sim::{Config, Sim};
+/// use sim_core::time::{now, sleep, Instant};
+///
+/// let mut sim = Sim::new(Config::default());
+/// let woke = Rc::new(Cell::new(None));
+/// let w = woke.clone();
+/// sim.node("server", move |_| {
+///     let w = w.clone();
+///     async move {
+///         sleep(Duration::from_millis(10)).await;
+///         w.set(Some(now()));
+///     }
+/// });
+/// sim.client("operator", move |_| {
+///     let woke = woke.clone();
+///     async move {
+///         sleep(Duration::from_millis(5)).await;
+///         pause("server").unwrap();
+///         sleep(Duration::from_millis(45)).await;
+///         assert_eq!(woke.get(), None, "due at 10 ms, but frozen");
+///         resume("server").unwrap();
+///         sleep(Duration::from_millis(1)).await;
+///         assert_eq!(woke.get(), Some(Instant::from_nanos(50_000_000)), "ran at the resume");
+///     }
+/// });
+/// assert!(sim.run_seed(0).outcome.class.is_pass());
+/// ```
+pub fn pause(name: &str) -> Result<(), LifecycleError> {
+    with(|w| {
+        let id = find_up(w, name)?;
+        if w.nodes.list[id as usize].paused {
+            return Err(LifecycleError::AlreadyPaused(name.to_string()));
+        }
+        pause_node(w, id);
+        Ok(())
+    })
+}
+
+/// Resumes a paused node: what woke while it was paused runs now. Must be called from within
+/// a simulation.
+pub fn resume(name: &str) -> Result<(), LifecycleError> {
+    with(|w| {
+        let id = w
+            .nodes
+            .find(name)
+            .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
+        if !w.nodes.list[id as usize].paused {
+            return Err(LifecycleError::NotPaused(name.to_string()));
+        }
+        resume_node(w, id);
+        Ok(())
+    })
+}
+
+pub(crate) fn pause_node(w: &mut World, id: u32) {
+    debug_assert!(w.nodes.is_up(id) && !w.nodes.list[id as usize].paused);
+    w.nodes.list[id as usize].paused = true;
+    let frozen = w.exec.pause(id);
+    w.record(Some(id), EventKind::Pause, || {
+        format!("paused: {frozen} ready tasks frozen, timers and sockets go on")
+    });
+}
+
+pub(crate) fn resume_node(w: &mut World, id: u32) {
+    debug_assert!(w.nodes.list[id as usize].paused);
+    w.nodes.list[id as usize].paused = false;
+    let woken = w.exec.resume(id);
+    w.record(Some(id), EventKind::Resume, || {
+        format!("resumed: {woken} tasks woken while paused run now")
+    });
 }

@@ -1,7 +1,8 @@
 //! Pictures of a trace: a space-time (Lamport) diagram as SVG, and a ShiViz log.
 //!
 //! [`svg`] draws one vertical lane per node, time running down, one row per event that
-//! matters to the story (sends, deliveries, drops, crashes and restarts, faults, timers,
+//! matters to the story (sends, deliveries, drops, crashes, restarts, stops, exits, pauses and
+//! resumes, faults, timers, wall-clock readings and jumps,
 //! operations and their results, notes, failed checks — task steps and spawns are left
 //! out). A message is an arrow from its send to its delivery, matched by message id; a
 //! dropped message ends in a red cross; one still in flight when the run ended trails off
@@ -399,6 +400,59 @@ text {{ paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: r
                 );
             }
             EventKind::Note { .. } => label(&mut s, "#555", &format!("note: {detail}")),
+            EventKind::Pause => {
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{}" y="{}" width="4" height="14" fill="#6a1b9a"/><rect x="{}" y="{}" width="4" height="14" fill="#6a1b9a"/>"##,
+                    x - 6,
+                    y - 7,
+                    x + 2,
+                    y - 7
+                );
+                label(&mut s, "#6a1b9a", &format!("PAUSE: {detail}"));
+            }
+            EventKind::Resume => {
+                let _ = writeln!(
+                    s,
+                    r##"<path d="M{} {} l12 7 l-12 7 z" fill="#6a1b9a"/>"##,
+                    x - 6,
+                    y - 7
+                );
+                label(&mut s, "#6a1b9a", &format!("RESUME: {detail}"));
+            }
+            EventKind::Stop { .. } => {
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{}" y="{}" width="14" height="14" fill="#fff" stroke="#c62828" stroke-width="2"/>"##,
+                    x - 7,
+                    y - 7
+                );
+                label(&mut s, "#c62828", &format!("STOP: {detail}"));
+            }
+            EventKind::Exit => {
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{}" y="{}" width="14" height="14" fill="#777"/>"##,
+                    x - 7,
+                    y - 7
+                );
+                label(&mut s, "#555", &format!("EXIT: {detail}"));
+            }
+            EventKind::ClockSkew { .. }
+            | EventKind::ClockJump { .. }
+            | EventKind::ClockRead { .. }
+            | EventKind::TimerLate { .. } => {
+                let color = if matches!(e.kind, EventKind::ClockRead { .. }) {
+                    "#555"
+                } else {
+                    "#ef6c00"
+                };
+                let _ = writeln!(
+                    s,
+                    r##"<circle cx="{x}" cy="{y}" r="5" fill="none" stroke="{color}"/><path d="M{x} {y} l0 -3 M{x} {y} l2 1" stroke="{color}"/>"##
+                );
+                label(&mut s, color, &detail);
+            }
             EventKind::Step { .. } | EventKind::Spawn { .. } | EventKind::TaskDone { .. } => {}
             // Kinds added after this picture was designed still get a mark and their words.
             #[allow(unreachable_patterns)]

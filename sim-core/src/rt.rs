@@ -60,6 +60,12 @@ pub(crate) struct Executor {
     /// workload is done only when this moves.
     pub ended: u64,
     wake_counter: u64,
+    /// Paused nodes (indexed by node id; absent = not paused) and whether any is.
+    paused: Vec<bool>,
+    any_paused: bool,
+    /// Tasks of paused nodes woken while paused: marked queued, held out of the ready set
+    /// until their node resumes.
+    frozen: Vec<u32>,
 }
 
 impl Executor {
@@ -71,7 +77,74 @@ impl Executor {
             last_run: None,
             ended: 0,
             wake_counter: 0,
+            paused: Vec::new(),
+            any_paused: false,
+            frozen: Vec::new(),
         }
+    }
+
+    /// Freezes `node`: its ready tasks leave the ready set, and its tasks woken from now on
+    /// wait until [`Executor::resume`]. Returns how many ready tasks were frozen.
+    pub fn pause(&mut self, node: u32) -> usize {
+        let i = node as usize;
+        if self.paused.len() <= i {
+            self.paused.resize(i + 1, false);
+        }
+        self.paused[i] = true;
+        self.any_paused = true;
+        let mut moved = Vec::new();
+        for &task in &self.ready {
+            if self.node_of(task) == node {
+                moved.push(task);
+            }
+        }
+        self.ready.retain(|t| !moved.contains(t));
+        let count = moved.len();
+        // Still marked queued: a later wake is a no-op, as it would be for a ready task.
+        self.frozen.extend(moved);
+        count
+    }
+
+    /// Thaws `node`: every task of it woken while it was paused becomes ready, in task order.
+    /// Returns how many.
+    pub fn resume(&mut self, node: u32) -> usize {
+        self.set_unpaused(node);
+        let mut thawed: Vec<u32> = Vec::new();
+        self.frozen.retain(|&t| {
+            let mine = self.tasks[t as usize]
+                .as_ref()
+                .is_some_and(|task| task.node == node);
+            if mine {
+                thawed.push(t);
+            }
+            !mine
+        });
+        thawed.sort_unstable();
+        for &task in &thawed {
+            if let Some(Some(t)) = self.tasks.get_mut(task as usize) {
+                t.queued = false;
+            }
+            self.make_ready(task);
+        }
+        thawed.len()
+    }
+
+    /// Forgets a pause of `node`, whose tasks were all removed (it crashed).
+    pub fn forget_pause(&mut self, node: u32) {
+        if !self.any_paused {
+            return;
+        }
+        self.set_unpaused(node);
+        let tasks = &self.tasks;
+        self.frozen
+            .retain(|&t| tasks[t as usize].as_ref().is_some_and(|x| x.node != node));
+    }
+
+    fn set_unpaused(&mut self, node: u32) {
+        if let Some(p) = self.paused.get_mut(node as usize) {
+            *p = false;
+        }
+        self.any_paused = self.paused.iter().any(|&p| p);
     }
 
     pub fn node_of(&self, task: u32) -> u32 {
@@ -101,6 +174,11 @@ impl Executor {
             return;
         }
         t.queued = true;
+        if self.any_paused && self.paused.get(t.node as usize).copied().unwrap_or(false) {
+            // Its node is frozen: the wake waits for the resume.
+            self.frozen.push(task);
+            return;
+        }
         self.wake_counter += 1;
         t.wake_seq = self.wake_counter;
         // invariant: `ready` stays sorted and duplicate-free. A task after every ready one

@@ -53,11 +53,12 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
+use crate::nemesis::{self, LifecycleFaults, Nemesis};
 use crate::net::{self, NetConfig, Network, Packet};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
 use crate::report::{Class, Outcome};
 use crate::rt::{self, Executor, Scheduler, Strategy};
-use crate::time::{duration_ns, Clock, Due};
+use crate::time::{duration_ns, Clock, ClockFaults, Due, NodeClocks};
 use crate::trace::{stable_hash, EventKind, History, Recording};
 use crate::world::{self, with, World};
 
@@ -74,6 +75,10 @@ pub struct Config {
     pub net: NetConfig,
     /// Keep every event with details (for replays), or the hash only (for sweeps).
     pub recording: Recording,
+    /// The nodes' wall clocks and timer faults (off: every clock true, every timer on time).
+    pub clock_faults: ClockFaults,
+    /// The lifecycle nemesis: crashes, stops and pauses drawn per run (off by default).
+    pub lifecycle: LifecycleFaults,
 }
 
 impl Default for Config {
@@ -84,6 +89,8 @@ impl Default for Config {
             strategy: Strategy::Uniform,
             net: NetConfig::default(),
             recording: Recording::HashOnly,
+            clock_faults: ClockFaults::Off,
+            lifecycle: LifecycleFaults::Off,
         }
     }
 }
@@ -104,6 +111,7 @@ pub struct Sim {
     invariants: Vec<(String, Check)>,
     eventually: Vec<Eventually>,
     setups: Vec<Setup>,
+    nemesis_targets: Option<Vec<NodeId>>,
 }
 
 /// What a run produced.
@@ -124,6 +132,7 @@ impl Sim {
             invariants: Vec::new(),
             eventually: Vec::new(),
             setups: Vec::new(),
+            nemesis_targets: None,
         }
     }
 
@@ -142,14 +151,7 @@ impl Sim {
             self.nodes.iter().all(|n| &*n.name != name),
             "two nodes named {name:?}; node names must be unique"
         );
-        self.nodes.push(NodeState {
-            name: name.into(),
-            factory,
-            up: false,
-            incarnation: 0,
-            client,
-            main_task: None,
-        });
+        self.nodes.push(NodeState::new(name, factory, client));
         NodeId((self.nodes.len() - 1) as u32)
     }
 
@@ -190,6 +192,28 @@ impl Sim {
             within_ns: duration_ns(within),
             check: Box::new(check),
         });
+    }
+
+    /// The nodes the lifecycle nemesis ([`crate::nemesis`]) may crash, stop or pause (by
+    /// default every node that is not a client). Names must be of nodes added already.
+    ///
+    /// # Panics
+    /// On a name no node has (a scenario bug).
+    pub fn nemesis_targets(&mut self, names: &[&str]) {
+        let ids = names
+            .iter()
+            .map(|name| {
+                let i = self
+                    .nodes
+                    .iter()
+                    .position(|n| &*n.name == *name)
+                    .unwrap_or_else(|| {
+                        panic!("nemesis target {name:?} is not a node; add the node first")
+                    });
+                NodeId(i as u32)
+            })
+            .collect();
+        self.nemesis_targets = Some(ids);
     }
 
     /// Runs `setup` with the run's source before any node starts: the first draws of a run
@@ -240,8 +264,17 @@ impl Sim {
             mut invariants,
             mut eventually,
             setups,
+            nemesis_targets,
         } = self;
         let node_count = nodes.len();
+        let mut targets: Vec<u32> = match nemesis_targets {
+            Some(ids) => ids.into_iter().map(|id| id.0).collect(),
+            None => (0..node_count as u32)
+                .filter(|&i| !nodes[i as usize].client)
+                .collect(),
+        };
+        targets.sort_unstable();
+        targets.dedup();
         world::install(World {
             epoch,
             source,
@@ -253,8 +286,17 @@ impl Sim {
             history: History::new(config.recording),
             next_op: 0,
             buggify: Default::default(),
+            clocks: NodeClocks::new(),
+            nemesis: Nemesis::new(),
+            lifecycle_due: Vec::new(),
         });
-        with(net::start_run);
+        with(|w| {
+            // The first draws of a run, in this order: network, clocks, nemesis. Each draws
+            // only what is on.
+            net::start_run(w);
+            crate::time::start_run(w, config.clock_faults);
+            nemesis::start_run(w, config.lifecycle, targets);
+        });
         IN_SIM.with(|f| f.set(true));
         let outcome = {
             let mut driver = Driver {
@@ -304,6 +346,8 @@ enum Next {
     /// its future is dropped outside the borrow, and the next move is decided again.
     Orphan(rt::BoxFuture),
     Fired,
+    /// Lifecycle actions came due: applied outside the borrow.
+    Lifecycle(Vec<nemesis::Action>),
     Poll(u32, rt::BoxFuture, u32),
     OutOfSteps,
     OutOfTime,
@@ -412,9 +456,16 @@ impl Driver<'_> {
                             None => Next::Idle,
                         },
                     };
-                    // A fire that ended no task leaves nothing for the loop outside to check.
-                    if matches!(next, Next::Fired) && fold && w.exec.ended == ended {
-                        continue;
+                    if matches!(next, Next::Fired) {
+                        if !w.lifecycle_due.is_empty() {
+                            let actions = std::mem::take(&mut w.lifecycle_due);
+                            return (Next::Lifecycle(actions), ended);
+                        }
+                        // A fire that ended no task leaves nothing for the loop outside to
+                        // check.
+                        if fold && w.exec.ended == ended {
+                            continue;
+                        }
                     }
                     return (next, ended);
                 }
@@ -441,6 +492,16 @@ impl Driver<'_> {
             match next {
                 Next::Orphan(_) => unreachable!("handled above"),
                 Next::Fired => {}
+                Next::Lifecycle(actions) => {
+                    let applied = panic::catch_unwind(AssertUnwindSafe(|| nemesis::apply(actions)));
+                    if let Err(payload) = applied {
+                        return (
+                            Class::Panic,
+                            None,
+                            format!("node factory panicked: {}", panic_message(&payload)),
+                        );
+                    }
+                }
                 Next::Poll(task, future, epoch) => {
                     if let Some(end) = self.poll(task, future, epoch, &mut parked) {
                         return end;
@@ -514,6 +575,7 @@ impl Driver<'_> {
             *parked = Some((task, future));
             return None;
         }
+        let mut exits = None;
         let leftover = with(|w| {
             w.exec.current = None;
             match &polled {
@@ -532,11 +594,19 @@ impl Driver<'_> {
                     w.record(Some(node), EventKind::TaskDone { task }, || {
                         format!("task {task}")
                     });
+                    // A node asked to stop is down once its main task returns.
+                    let n = &w.nodes.list[node as usize];
+                    if n.stopping && n.main_task == Some(task) {
+                        exits = Some(node);
+                    }
                     Some(future)
                 }
             }
         });
         drop(leftover);
+        if let Some(node) = exits {
+            node::take_down(node, node::Down::Exit);
+        }
         match polled {
             Err(payload) => Some((Class::Panic, None, panic_message(&payload))),
             Ok(_) => None,
@@ -574,8 +644,10 @@ impl Driver<'_> {
         }
         let now = with(|w| w.clock.now_ns);
         let start = *deadline.get_or_insert_with(|| {
-            // The heal phase begins: liveness is judged on a network that stops failing.
+            // The heal phase begins: liveness is judged on a network that stops failing, and
+            // the nemesis gives back every node it holds down.
             with(net::stop_drawing_faults);
+            nemesis::heal();
             now
         });
         let mut all = true;
@@ -634,10 +706,18 @@ fn apply_due(w: &mut World, what: Due<Packet>) {
                 // A foreign waker names no task of ours: the event is the harness's.
                 let task = rt::task_of(&waker, w.epoch).unwrap_or(u32::MAX);
                 let node = w.exec.node_of(task);
+                let paused = w.nodes.list.get(node as usize).is_some_and(|n| n.paused);
                 w.record(
                     Some(node).filter(|&n| n != u32::MAX),
                     EventKind::Timer { timer: slot },
-                    || format!("timer {slot} wakes task {task}"),
+                    || {
+                        let frozen = if paused {
+                            " (its node is paused: it runs when resumed)"
+                        } else {
+                            ""
+                        };
+                        format!("timer {slot} wakes task {task}{frozen}")
+                    },
                 );
                 w.wake(waker);
             }

@@ -128,6 +128,41 @@ pub enum EventKind {
         /// 1 = the node crashed, 2 = a partition cut the link.
         reason: u32,
     },
+    /// A node's wall clock was set for the run: its offset from true time and its drift.
+    ClockSkew {
+        /// Offset from true time, nanoseconds (negative: behind).
+        offset_ns: i64,
+        /// Drift, parts per million (negative: slow).
+        drift_ppm: i64,
+    },
+    /// A node read its wall clock ([`crate::time::system_now`]): what it believed.
+    ClockRead {
+        /// The reading, nanoseconds since the Unix epoch.
+        local_ns: u64,
+    },
+    /// A node's wall clock jumped (forwards or backwards).
+    ClockJump {
+        /// The jump, nanoseconds (negative: backwards).
+        delta_ns: i64,
+    },
+    /// A timer was set to fire late (a timer fault).
+    TimerLate {
+        /// Timer slot.
+        timer: u32,
+        /// How late, nanoseconds.
+        late_ns: u64,
+    },
+    /// The node was paused: its tasks are frozen while time goes on.
+    Pause,
+    /// The node was resumed: what woke while it was paused runs now.
+    Resume,
+    /// The node was asked to stop (a graceful stop: a signal it may handle).
+    Stop {
+        /// How long it has before it is killed, nanoseconds.
+        grace_ns: u64,
+    },
+    /// The node stopped by itself after a stop request (its main task returned).
+    Exit,
 }
 
 impl EventKind {
@@ -169,6 +204,17 @@ impl EventKind {
                 target,
                 reason,
             } => [19, watch, u64::from(target), u64::from(reason)],
+            ClockSkew {
+                offset_ns,
+                drift_ppm,
+            } => [20, offset_ns as u64, drift_ppm as u64, 0],
+            ClockRead { local_ns } => [21, local_ns, 0, 0],
+            ClockJump { delta_ns } => [22, delta_ns as u64, 0, 0],
+            TimerLate { timer, late_ns } => [23, u64::from(timer), late_ns, 0],
+            Pause => [24, 0, 0, 0],
+            Resume => [25, 0, 0, 0],
+            Stop { grace_ns } => [26, grace_ns, 0, 0],
+            Exit => [27, 0, 0, 0],
         }
     }
 
@@ -195,6 +241,14 @@ impl EventKind {
             Release { .. } => "release",
             Reset { .. } => "reset",
             NodeDown { .. } => "down",
+            ClockSkew { .. } => "clock",
+            ClockRead { .. } => "clock?",
+            ClockJump { .. } => "jump",
+            TimerLate { .. } => "late",
+            Pause => "pause",
+            Resume => "resume",
+            Stop { .. } => "stop",
+            Exit => "exit",
         }
     }
 }

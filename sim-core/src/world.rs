@@ -35,6 +35,12 @@ pub(crate) struct World {
     pub next_op: u64,
     /// Fault points reached so far, and whether each is enabled this run.
     pub buggify: std::collections::BTreeMap<&'static str, bool>,
+    /// The nodes' wall clocks and timer faults.
+    pub clocks: crate::time::NodeClocks,
+    /// The lifecycle nemesis.
+    pub nemesis: crate::nemesis::Nemesis,
+    /// Lifecycle actions that came due, waiting to be applied outside the world.
+    pub lifecycle_due: Vec<crate::nemesis::Action>,
 }
 
 impl World {

@@ -12,6 +12,7 @@
 
 use crate::choice::Choices;
 use crate::choice::Source;
+use crate::faults::{FaultKind, FaultKinds};
 
 /// The denominator of every fault rate: a rate of `n` fires `n` times in a thousand.
 pub const PER_MILLE: u64 = 1000;
@@ -124,80 +125,116 @@ impl FaultProfile {
     /// `1..=` the swarm maximum. Labels are per fault, so adding a fault does not reshuffle
     /// the draws of the others.
     pub fn swarm(source: &mut dyn Source) -> FaultProfile {
-        fn rate(source: &mut dyn Source, on: &'static str, label: &'static str, max: u32) -> u32 {
-            if source.chance(on, 1, 2) {
+        FaultProfile::swarm_over(source, FaultKinds::NET)
+    }
+
+    /// Draws a swarm profile over `kinds` only: a kind left out is off and costs no draw, so
+    /// [`FaultProfile::swarm`] (every network kind) draws exactly what it always did.
+    pub fn swarm_over(source: &mut dyn Source, kinds: FaultKinds) -> FaultProfile {
+        let mut rate = |kind: FaultKind, on: &'static str, label: &'static str, max: u32| {
+            if kinds.contains(kind) && source.chance(on, 1, 2) {
                 source.range_inclusive(label, 1, u64::from(max)) as u32
             } else {
                 0
             }
-        }
+        };
         let s = &SWARM;
+        use FaultKind as K;
         FaultProfile {
             loss_per_mille: rate(
-                source,
+                K::Loss,
                 "net.swarm.loss.on",
                 "net.swarm.loss",
                 s.loss_per_mille,
             ),
             duplicate_per_mille: rate(
-                source,
+                K::Duplicate,
                 "net.swarm.dup.on",
                 "net.swarm.dup",
                 s.duplicate_per_mille,
             ),
             reorder_per_mille: rate(
-                source,
+                K::Reorder,
                 "net.swarm.reorder.on",
                 "net.swarm.reorder",
                 s.reorder_per_mille,
             ),
             reorder_ms_max: s.reorder_ms_max,
             partition_per_mille: rate(
-                source,
+                K::Partition,
                 "net.swarm.partition.on",
                 "net.swarm.partition",
                 s.partition_per_mille,
             ),
             partition_ms_max: s.partition_ms_max,
             clog_per_mille: rate(
-                source,
+                K::Clog,
                 "net.swarm.clog.on",
                 "net.swarm.clog",
                 s.clog_per_mille,
             ),
             clog_ms_max: s.clog_ms_max,
             stall_per_mille: rate(
-                source,
+                K::Stall,
                 "net.swarm.stall.on",
                 "net.swarm.stall",
                 s.stall_per_mille,
             ),
             stall_ms_max: s.stall_ms_max,
             reset_per_mille: rate(
-                source,
+                K::Reset,
                 "net.swarm.reset.on",
                 "net.swarm.reset",
                 s.reset_per_mille,
             ),
             silent_per_mille: rate(
-                source,
+                K::Silent,
                 "net.swarm.silent.on",
                 "net.swarm.silent",
                 s.silent_per_mille,
             ),
             refuse_per_mille: rate(
-                source,
+                K::Refuse,
                 "net.swarm.refuse.on",
                 "net.swarm.refuse",
                 s.refuse_per_mille,
             ),
             blackhole_per_mille: rate(
-                source,
+                K::Blackhole,
                 "net.swarm.blackhole.on",
                 "net.swarm.blackhole",
                 s.blackhole_per_mille,
             ),
         }
+    }
+
+    /// This profile with every fault not in `kinds` switched off.
+    ///
+    /// ```
+    /// use sim_core::faults::{FaultKind, FaultKinds};
+    /// use sim_core::net::FaultProfile;
+    ///
+    /// let p = FaultProfile::EVERYTHING.only(FaultKinds::NONE.with(FaultKind::Clog));
+    /// assert!(p.clog_per_mille > 0 && p.loss_per_mille == 0 && p.partition_per_mille == 0);
+    /// ```
+    pub fn only(mut self, kinds: FaultKinds) -> FaultProfile {
+        use FaultKind as K;
+        let keep = |kind: K, rate: &mut u32| {
+            if !kinds.contains(kind) {
+                *rate = 0;
+            }
+        };
+        keep(K::Loss, &mut self.loss_per_mille);
+        keep(K::Duplicate, &mut self.duplicate_per_mille);
+        keep(K::Reorder, &mut self.reorder_per_mille);
+        keep(K::Partition, &mut self.partition_per_mille);
+        keep(K::Clog, &mut self.clog_per_mille);
+        keep(K::Stall, &mut self.stall_per_mille);
+        keep(K::Reset, &mut self.reset_per_mille);
+        keep(K::Silent, &mut self.silent_per_mille);
+        keep(K::Refuse, &mut self.refuse_per_mille);
+        keep(K::Blackhole, &mut self.blackhole_per_mille);
+        self
     }
 }
 
@@ -232,6 +269,9 @@ pub enum Faults {
     Fixed(FaultProfile),
     /// Drawn from the run's input at its start ([`FaultProfile::swarm`]).
     Swarm,
+    /// Drawn from the run's input at its start, over these kinds only
+    /// ([`FaultProfile::swarm_over`]); network kinds only are used.
+    SwarmOver(FaultKinds),
 }
 
 impl Faults {
@@ -252,6 +292,7 @@ impl Faults {
             Faults::Off => FaultProfile::NONE,
             Faults::Fixed(p) => p,
             Faults::Swarm => FaultProfile::swarm(source),
+            Faults::SwarmOver(kinds) => FaultProfile::swarm_over(source, kinds),
         }
     }
 }

@@ -240,7 +240,8 @@ pub(crate) struct Network {
     spare_payloads: Vec<datagram::Payload>,
 }
 
-/// Something the network has due at a virtual instant (scheduled on the clock).
+/// Something due at a virtual instant (scheduled on the clock): network traffic, or one of
+/// the harness' own events (a wall-clock jump, a lifecycle action).
 pub(crate) enum Packet {
     /// A datagram arriving.
     Datagram(datagram::Datagram),
@@ -248,6 +249,10 @@ pub(crate) enum Packet {
     Segments { conn: u32, dir: u8 },
     /// A scheduled control (scripted with [`at`], or the end of a drawn fault).
     Control(Box<partition::Resolved>),
+    /// A node's wall clock jumps (handled by [`crate::time`]).
+    Jump(Box<crate::time::Jump>),
+    /// A lifecycle action comes due (handled by [`crate::nemesis`], outside the world).
+    Lifecycle(Box<crate::nemesis::Action>),
 }
 
 impl Network {
@@ -480,6 +485,8 @@ pub(crate) fn deliver(w: &mut World, packet: Packet) {
         Packet::Datagram(d) => datagram::arrive(w, d),
         Packet::Segments { conn, dir } => stream::segments_due(w, conn, dir),
         Packet::Control(c) => partition::fire(w, *c),
+        Packet::Jump(j) => crate::time::jump(w, *j),
+        Packet::Lifecycle(a) => w.lifecycle_due.push(*a),
     }
 }
 

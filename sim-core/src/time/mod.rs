@@ -30,7 +30,10 @@ use std::time::Duration;
 
 use crate::world::{self, with};
 
+mod node_clock;
 mod queue;
+pub(crate) use node_clock::{jump, start_run, Jump, NodeClocks};
+pub use node_clock::{ClockFaults, ClockProfile, SystemTime, START_UNIX_NS};
 use queue::Queue;
 
 /// A point in virtual time: nanoseconds since the run started.
@@ -76,6 +79,45 @@ pub(crate) fn duration_ns(d: Duration) -> u64 {
 /// The current virtual time. Must be called from within a simulation.
 pub fn now() -> Instant {
     Instant(with(|w| w.clock.now_ns))
+}
+
+/// The current node's wall clock: what this node believes the date and time is.
+///
+/// Unlike [`now`], it may be wrong: offset from true time, drifting, and jumping forwards or
+/// backwards, as the run's [`ClockFaults`] decide (see [`node_clock`'s fault
+/// model](ClockProfile)). With clock faults off it reads true time, counted from
+/// [`START_UNIX_NS`]. Every reading is recorded in the history. Must be called from a task
+/// in a simulation.
+///
+/// ```
+/// use std::time::Duration;
+/// use sim_core::sim::{Config, Sim};
+/// use sim_core::time::{sleep, system_now, ClockFaults, ClockProfile, START_UNIX_NS};
+///
+/// let mut config = Config::default();
+/// config.clock_faults = ClockFaults::Fixed(ClockProfile { offset_ms_max: 100, ..ClockProfile::NONE });
+/// let mut sim = Sim::new(config);
+/// sim.client("c", |_| async {
+///     sleep(Duration::from_secs(1)).await;
+///     let t = system_now().as_unix_nanos() as i128;
+///     let truth = START_UNIX_NS as i128 + 1_000_000_000;
+///     assert!((t - truth).abs() <= 100_000_000, "off by at most the offset bound");
+/// });
+/// assert!(sim.run_seed(4).outcome.class.is_pass());
+/// ```
+pub fn system_now() -> SystemTime {
+    with(|w| {
+        let node = w
+            .current_node()
+            .expect("time::system_now must be called from a task: a wall clock is a node's");
+        let local_ns = w.clocks.read(node, w.clock.now_ns);
+        w.record(
+            Some(node),
+            crate::trace::EventKind::ClockRead { local_ns },
+            || format!("wall clock reads {}", SystemTime::from_unix_nanos(local_ns)),
+        );
+        SystemTime::from_unix_nanos(local_ns)
+    })
 }
 
 /// Identifies a registered timer; carries the run's epoch and the slot's generation so a
@@ -378,14 +420,19 @@ impl<P> Clock<P> {
 #[must_use = "futures do nothing unless awaited"]
 pub struct Sleep {
     deadline_ns: u64,
+    /// When it completes: the deadline, or later if a timer fault made its timer late
+    /// (decided when its timer is registered).
+    due_ns: u64,
     key: Option<TimerKey>,
 }
 
 /// Completes after `duration` of virtual time. Must be polled within a simulation.
 pub fn sleep(duration: Duration) -> Sleep {
     let now = with(|w| w.clock.now_ns);
+    let deadline_ns = now.saturating_add(duration_ns(duration));
     Sleep {
-        deadline_ns: now.saturating_add(duration_ns(duration)),
+        deadline_ns,
+        due_ns: deadline_ns,
         key: None,
     }
 }
@@ -394,6 +441,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline_ns: deadline.0,
+        due_ns: deadline.0,
         key: None,
     }
 }
@@ -408,10 +456,10 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let deadline = self.deadline_ns;
+        let mut due = self.due_ns;
         let key = self.key;
         let (ready, key) = with(|w| {
-            if w.clock.now_ns >= deadline {
+            if w.clock.now_ns >= due {
                 if let Some(k) = key {
                     w.clock.release(k);
                 }
@@ -423,11 +471,22 @@ impl Future for Sleep {
                     (false, Some(k))
                 }
                 _ => {
-                    let k = w.clock.add_timer(w.epoch, deadline, cx.waker().clone());
+                    // A timer fault is decided once, when the timer is first registered.
+                    let late_ns = if key.is_none() && w.clocks.late_timers() {
+                        w.clocks.draw_late_ns(&mut w.source)
+                    } else {
+                        0
+                    };
+                    due = due.saturating_add(late_ns);
+                    let k = w.clock.add_timer(w.epoch, due, cx.waker().clone());
+                    if late_ns > 0 {
+                        record_late(w, k.slot, late_ns);
+                    }
                     (false, Some(k))
                 }
             }
         });
+        self.due_ns = due;
         self.key = key;
         if ready {
             Poll::Ready(())
@@ -435,6 +494,20 @@ impl Future for Sleep {
             Poll::Pending
         }
     }
+}
+
+/// Records that timer `slot` was set to fire late.
+#[cold]
+fn record_late(w: &mut world::World, slot: u32, late_ns: u64) {
+    let node = w.current_node();
+    w.record(
+        node,
+        crate::trace::EventKind::TimerLate {
+            timer: slot,
+            late_ns,
+        },
+        || format!("timer {slot} will fire {}ms late", late_ns / 1_000_000),
+    );
 }
 
 impl Drop for Sleep {

@@ -1,0 +1,424 @@
+//! Choosing faults: which kinds a run may inject, fixed or drawn per run (swarm).
+//!
+//! Every fault the simulator can inject has a [`FaultKind`] with a short name. A
+//! [`FaultSelection`] picks a set of kinds and how they are used, so a user stays inside the
+//! fault model their system is designed for:
+//!
+//! | text | meaning |
+//! |---|---|
+//! | `off` | no fault of any kind |
+//! | `swarm` | network faults, a profile drawn per run (as always) |
+//! | `all` | every network fault, at the upper end of its swarm range, in every run |
+//! | `partition,clog,crash` | exactly these kinds, each at the upper end of its range |
+//! | `swarm:partition,clog,disk` | a profile drawn per run over these kinds only |
+//!
+//! Group names stand for several kinds: `net` (every network fault), `clock` (`skew`, `jump`,
+//! `late-timer`), `lifecycle` (`crash`, `stop`, `pause`). [`FaultSelection::apply`] writes a
+//! selection into a run's [`Config`]: the network's [`Faults`], the clocks'
+//! [`ClockFaults`], the nemesis' [`LifecycleFaults`], and the disk's settings.
+//!
+//! A kind left out costs no draw: a selection without clock or lifecycle kinds runs exactly
+//! as a run did before those faults existed (same draws, same history hash).
+//!
+//! ```
+//! use sim_core::faults::{FaultKind, FaultSelection};
+//!
+//! let chosen: FaultSelection = "swarm:partition,clog,crash".parse().unwrap();
+//! assert_eq!(chosen.to_string(), "swarm:partition,clog,crash");
+//! assert!(chosen.kinds().contains(FaultKind::Crash));
+//! assert!(!chosen.kinds().contains(FaultKind::Loss));
+//! let err = "partition,flood".parse::<FaultSelection>().unwrap_err();
+//! assert!(err.to_string().contains("flood"), "{err}");
+//! assert!(err.to_string().contains("partition"), "the error lists the valid kinds: {err}");
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::nemesis::LifecycleFaults;
+use crate::net::Faults;
+use crate::sim::Config;
+use crate::time::ClockFaults;
+
+/// One kind of fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FaultKind {
+    /// Datagrams lost.
+    Loss,
+    /// Datagrams delivered twice.
+    Duplicate,
+    /// Datagrams delayed past later ones.
+    Reorder,
+    /// Links cut (drop), symmetric or one way.
+    Partition,
+    /// Links clogged (hold, then release in order).
+    Clog,
+    /// Stream directions stalled.
+    Stall,
+    /// Stream connections reset.
+    Reset,
+    /// Stream peers falling silent.
+    Silent,
+    /// Connects refused.
+    Refuse,
+    /// Connects black-holed.
+    Blackhole,
+    /// Node wall clocks offset from true time and drifting.
+    Skew,
+    /// Node wall clocks jumping forwards or backwards.
+    Jump,
+    /// Timers firing late.
+    LateTimer,
+    /// Nodes crashed, and restarted later.
+    Crash,
+    /// Nodes asked to stop (a signal they may handle), killed after a grace period,
+    /// restarted later.
+    Stop,
+    /// Nodes paused (frozen while time goes on), resumed later.
+    Pause,
+    /// Disk faults (see the disk's own profile).
+    Disk,
+}
+
+impl FaultKind {
+    /// Every kind, in the order of their bits (and of [`FaultKinds`]' text).
+    pub const ALL: [FaultKind; 17] = [
+        FaultKind::Loss,
+        FaultKind::Duplicate,
+        FaultKind::Reorder,
+        FaultKind::Partition,
+        FaultKind::Clog,
+        FaultKind::Stall,
+        FaultKind::Reset,
+        FaultKind::Silent,
+        FaultKind::Refuse,
+        FaultKind::Blackhole,
+        FaultKind::Skew,
+        FaultKind::Jump,
+        FaultKind::LateTimer,
+        FaultKind::Crash,
+        FaultKind::Stop,
+        FaultKind::Pause,
+        FaultKind::Disk,
+    ];
+
+    /// The kind's name on command lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Loss => "loss",
+            FaultKind::Duplicate => "dup",
+            FaultKind::Reorder => "reorder",
+            FaultKind::Partition => "partition",
+            FaultKind::Clog => "clog",
+            FaultKind::Stall => "stall",
+            FaultKind::Reset => "reset",
+            FaultKind::Silent => "silent",
+            FaultKind::Refuse => "refuse",
+            FaultKind::Blackhole => "blackhole",
+            FaultKind::Skew => "skew",
+            FaultKind::Jump => "jump",
+            FaultKind::LateTimer => "late-timer",
+            FaultKind::Crash => "crash",
+            FaultKind::Stop => "stop",
+            FaultKind::Pause => "pause",
+            FaultKind::Disk => "disk",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of [`FaultKind`]s.
+///
+/// ```
+/// use sim_core::faults::{FaultKind, FaultKinds};
+///
+/// let set = FaultKinds::NET.with(FaultKind::Crash);
+/// assert!(set.contains(FaultKind::Loss) && set.contains(FaultKind::Crash));
+/// assert!(!set.contains(FaultKind::Pause));
+/// assert_eq!(FaultKinds::LIFECYCLE.to_string(), "crash,stop,pause");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FaultKinds(u32);
+
+impl FaultKinds {
+    /// No kind.
+    pub const NONE: FaultKinds = FaultKinds(0);
+    /// Every network kind (`net`).
+    pub const NET: FaultKinds = FaultKinds((1 << 10) - 1);
+    /// Every clock kind (`clock`): skew, jump, late-timer.
+    pub const CLOCK: FaultKinds = FaultKinds(0b111 << 10);
+    /// Every lifecycle kind (`lifecycle`): crash, stop, pause.
+    pub const LIFECYCLE: FaultKinds = FaultKinds(0b111 << 13);
+    /// Disk faults (`disk`).
+    pub const DISK: FaultKinds = FaultKinds(1 << 16);
+    /// Every kind.
+    pub const ALL: FaultKinds = FaultKinds((1 << 17) - 1);
+
+    /// True if `kind` is in the set.
+    pub fn contains(self, kind: FaultKind) -> bool {
+        self.0 & kind.bit() != 0
+    }
+    /// The set with `kind` added.
+    pub fn with(self, kind: FaultKind) -> FaultKinds {
+        FaultKinds(self.0 | kind.bit())
+    }
+    /// The kinds in both sets.
+    pub fn intersect(self, other: FaultKinds) -> FaultKinds {
+        FaultKinds(self.0 & other.0)
+    }
+    /// The kinds in either set.
+    pub fn union(self, other: FaultKinds) -> FaultKinds {
+        FaultKinds(self.0 | other.0)
+    }
+    /// True if no kind is in the set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// The kinds in the set, in [`FaultKind::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = FaultKind> {
+        FaultKind::ALL
+            .into_iter()
+            .filter(move |k| self.contains(*k))
+    }
+}
+
+impl fmt::Display for FaultKinds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.iter().map(FaultKind::name).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+/// Group names a selection may use for several kinds at once.
+const GROUPS: [(&str, FaultKinds); 3] = [
+    ("net", FaultKinds::NET),
+    ("clock", FaultKinds::CLOCK),
+    ("lifecycle", FaultKinds::LIFECYCLE),
+];
+
+impl FromStr for FaultKinds {
+    type Err = FaultSelectionError;
+
+    /// Parses a comma-separated list of kind and group names.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut set = FaultKinds::NONE;
+        for word in text.split(',').map(str::trim) {
+            if word.is_empty() {
+                return Err(FaultSelectionError::EmptyKind {
+                    text: text.to_string(),
+                });
+            }
+            if let Some((_, group)) = GROUPS.iter().find(|(name, _)| *name == word) {
+                set = set.union(*group);
+                continue;
+            }
+            let kind = FaultKind::ALL
+                .into_iter()
+                .find(|k| k.name() == word)
+                .ok_or_else(|| FaultSelectionError::UnknownKind {
+                    kind: word.to_string(),
+                    valid: valid_names(),
+                })?;
+            set = set.with(kind);
+        }
+        Ok(set)
+    }
+}
+
+/// Every name a list may use, for error messages and help text.
+pub fn valid_names() -> String {
+    let kinds: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+    let groups: Vec<&str> = GROUPS.iter().map(|(n, _)| *n).collect();
+    format!("kinds {}; groups {}", kinds.join(", "), groups.join(", "))
+}
+
+/// A fault selection that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultSelectionError {
+    /// A name that is neither a kind nor a group.
+    #[error("unknown fault kind {kind:?}; use off, swarm, all, a list of kinds (partition,clog,crash) or swarm:<list>, where the list names {valid}")]
+    UnknownKind {
+        /// The name given.
+        kind: String,
+        /// Every valid name.
+        valid: String,
+    },
+    /// An empty name in a list (`partition,,clog`, a trailing comma, or `swarm:` alone).
+    #[error("empty fault kind in {text:?}; give a comma-separated list without empty entries, like partition,clog,crash")]
+    EmptyKind {
+        /// The text given.
+        text: String,
+    },
+}
+
+/// Which faults a run injects, and whether their profile is fixed or drawn per run.
+///
+/// Parse one from text with [`str::parse`] (see the [module docs](self) for the forms), and
+/// write it into a run's [`Config`] with [`FaultSelection::apply`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultSelection {
+    /// No fault of any kind.
+    Off,
+    /// These kinds, each at the upper end of its swarm range, in every run.
+    Fixed(FaultKinds),
+    /// A profile drawn per run over these kinds: each kind on or off, and its rate, drawn
+    /// from the run's input.
+    Swarm(FaultKinds),
+}
+
+impl FaultSelection {
+    /// The kinds the selection may inject.
+    pub fn kinds(&self) -> FaultKinds {
+        match *self {
+            FaultSelection::Off => FaultKinds::NONE,
+            FaultSelection::Fixed(k) | FaultSelection::Swarm(k) => k,
+        }
+    }
+
+    /// Writes the selection into `config`: the network's, the clocks', the nemesis' and the
+    /// disk's fault settings. Every dimension the selection leaves out is switched off.
+    ///
+    /// ```
+    /// use sim_core::faults::FaultSelection;
+    /// use sim_core::net::Faults;
+    /// use sim_core::nemesis::LifecycleFaults;
+    /// use sim_core::sim::Config;
+    ///
+    /// let mut config = Config::default();
+    /// "swarm".parse::<FaultSelection>().unwrap().apply(&mut config);
+    /// assert_eq!(config.net.faults, Faults::Swarm, "swarm keeps its meaning");
+    /// "crash,pause".parse::<FaultSelection>().unwrap().apply(&mut config);
+    /// assert_eq!(config.net.faults, Faults::Off);
+    /// assert!(matches!(config.lifecycle, LifecycleFaults::Fixed(_)));
+    /// ```
+    pub fn apply(&self, config: &mut Config) {
+        let kinds = self.kinds();
+        let swarm = matches!(self, FaultSelection::Swarm(_));
+        let net = kinds.intersect(FaultKinds::NET);
+        config.net.faults = if net.is_empty() {
+            Faults::Off
+        } else if swarm {
+            if net == FaultKinds::NET {
+                Faults::Swarm
+            } else {
+                Faults::SwarmOver(net)
+            }
+        } else {
+            Faults::Fixed(crate::net::FaultProfile::EVERYTHING.only(net))
+        };
+        let clock = kinds.intersect(FaultKinds::CLOCK);
+        config.clock_faults = if clock.is_empty() {
+            ClockFaults::Off
+        } else if swarm {
+            ClockFaults::Swarm(clock)
+        } else {
+            ClockFaults::Fixed(crate::time::ClockProfile::EVERYTHING.only(clock))
+        };
+        let lifecycle = kinds.intersect(FaultKinds::LIFECYCLE);
+        config.lifecycle = if lifecycle.is_empty() {
+            LifecycleFaults::Off
+        } else if swarm {
+            LifecycleFaults::Swarm(lifecycle)
+        } else {
+            LifecycleFaults::Fixed(crate::nemesis::LifecycleProfile::EVERYTHING.only(lifecycle))
+        };
+        // Disk faults: the disk's settings take the `disk` kind (on in `Fixed`, drawn in
+        // `Swarm`) once `sim::Config` carries them; until then the kind parses and selects
+        // nothing else.
+        let _disk = kinds.contains(FaultKind::Disk);
+    }
+}
+
+impl FromStr for FaultSelection {
+    type Err = FaultSelectionError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        match text {
+            "off" => return Ok(FaultSelection::Off),
+            "swarm" => return Ok(FaultSelection::Swarm(FaultKinds::NET)),
+            "all" => return Ok(FaultSelection::Fixed(FaultKinds::NET)),
+            _ => {}
+        }
+        match text.strip_prefix("swarm:") {
+            Some(list) => Ok(FaultSelection::Swarm(list.parse()?)),
+            None => Ok(FaultSelection::Fixed(text.parse()?)),
+        }
+    }
+}
+
+impl fmt::Display for FaultSelection {
+    /// The text that parses back to this selection.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            FaultSelection::Off => f.write_str("off"),
+            FaultSelection::Swarm(k) if k == FaultKinds::NET => f.write_str("swarm"),
+            FaultSelection::Fixed(k) if k == FaultKinds::NET => f.write_str("all"),
+            FaultSelection::Swarm(k) => write!(f, "swarm:{k}"),
+            FaultSelection::Fixed(k) if k.is_empty() => f.write_str("off"),
+            FaultSelection::Fixed(k) => write!(f, "{k}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_parses_and_prints_back() {
+        for text in [
+            "off",
+            "swarm",
+            "all",
+            "partition,clog,crash",
+            "swarm:partition,clog,disk",
+            "swarm:skew,jump,late-timer,crash,stop,pause",
+        ] {
+            let sel: FaultSelection = text.parse().unwrap();
+            assert_eq!(sel.to_string(), text);
+        }
+        let grouped: FaultSelection = "swarm:clock,lifecycle".parse().unwrap();
+        assert_eq!(
+            grouped.kinds(),
+            FaultKinds::CLOCK.union(FaultKinds::LIFECYCLE)
+        );
+    }
+
+    #[test]
+    fn bad_lists_are_typed_errors() {
+        assert!(matches!(
+            "swarm:".parse::<FaultSelection>(),
+            Err(FaultSelectionError::EmptyKind { .. })
+        ));
+        assert!(matches!(
+            "crash,,pause".parse::<FaultSelection>(),
+            Err(FaultSelectionError::EmptyKind { .. })
+        ));
+        match "Crash".parse::<FaultSelection>() {
+            Err(FaultSelectionError::UnknownKind { kind, valid }) => {
+                assert_eq!(kind, "Crash");
+                assert!(valid.contains("late-timer") && valid.contains("lifecycle"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kind_bits_match_the_groups() {
+        assert_eq!(FaultKinds::NET.iter().count(), 10);
+        assert!(FaultKinds::NET.iter().all(|k| k < FaultKind::Skew));
+        assert_eq!(FaultKinds::ALL.iter().count(), FaultKind::ALL.len());
+        assert_eq!(FaultKinds::CLOCK.to_string(), "skew,jump,late-timer");
+        assert_eq!(FaultKinds::DISK.to_string(), "disk");
+    }
+}
