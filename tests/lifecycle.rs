@@ -415,3 +415,46 @@ fn the_nemesis_keeps_at_most_max_down_targets_down() {
         assert!(*max_seen.borrow() <= 2);
     }
 }
+
+/// The echo example with the nemesis on top of its network faults: the correct servers pass
+/// every seed (faults may fail an exchange, never make one succeed wrongly), and the planted
+/// bug is still found.
+#[test]
+fn echo_passes_with_the_nemesis_on_and_its_planted_bug_is_still_found() {
+    let spec = systems::echo::SPEC;
+    let run = |bug: Option<&str>, seed: u64| {
+        let opts = spec.options(bug).unwrap();
+        let mut sim = (spec.build)(&opts);
+        "swarm:net,lifecycle"
+            .parse::<sim_core::faults::FaultSelection>()
+            .unwrap()
+            .apply(sim.config_mut());
+        sim.config_mut().recording = Recording::Full;
+        sim.run_seed(seed)
+    };
+    let mut acted = 0;
+    for seed in 0..150 {
+        let report = run(None, seed);
+        assert!(
+            report.outcome.class.is_pass(),
+            "seed {seed}: {:?}",
+            report.outcome
+        );
+        acted += report
+            .history
+            .events()
+            .iter()
+            .filter(|e| e.detail.starts_with("nemesis: "))
+            .count();
+    }
+    assert!(
+        acted > 10,
+        "the nemesis acted in the sweep: {acted} actions"
+    );
+    assert!(
+        (0..300).any(
+            |seed| run(Some("half-close-drops-reply"), seed).outcome.class == Class::Correctness
+        ),
+        "the planted bug is found with the nemesis on too"
+    );
+}
