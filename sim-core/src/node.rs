@@ -308,6 +308,7 @@ pub(crate) fn start(id: u32) {
         w.record(Some(id), EventKind::Start { incarnation }, || {
             format!("incarnation {incarnation}")
         });
+        crate::net::reach_may_have_changed(w);
         (ctx, factory)
     });
     // The factory runs outside the world borrow: it may bind sockets or read the clock.

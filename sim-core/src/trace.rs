@@ -163,6 +163,13 @@ pub enum EventKind {
     },
     /// The node stopped by itself after a stop request (its main task returned).
     Exit,
+    /// A datagram session broke; the event's node is the end told.
+    SessionBroken {
+        /// The session that broke (the next one is one more).
+        session: u64,
+        /// Digest of the other end's address.
+        digest: u64,
+    },
 }
 
 impl EventKind {
@@ -215,6 +222,7 @@ impl EventKind {
             Resume => [25, 0, 0, 0],
             Stop { grace_ns } => [26, grace_ns, 0, 0],
             Exit => [27, 0, 0, 0],
+            SessionBroken { session, digest } => [28, session, digest, 0],
         }
     }
 
@@ -249,6 +257,7 @@ impl EventKind {
             Resume => "resume",
             Stop { .. } => "stop",
             Exit => "exit",
+            SessionBroken { .. } => "broken",
         }
     }
 }

@@ -35,7 +35,7 @@ const SPARE_BOXES: usize = 64;
 
 /// `msg` in a payload box: a spare one if the last spare holds this type, else a new one.
 #[inline]
-fn boxed<M: Message>(spare: &mut Vec<Payload>, msg: M) -> Payload {
+pub(super) fn boxed<M: Message>(spare: &mut Vec<Payload>, msg: M) -> Payload {
     if let Some(mut b) = spare.pop() {
         // `(*b)`: the `dyn Any` inside, not the box (itself an `Any`).
         if let Some(slot) = (*b).downcast_mut::<Option<M>>() {
@@ -50,7 +50,11 @@ fn boxed<M: Message>(spare: &mut Vec<Payload>, msg: M) -> Payload {
 
 /// Moves the message out of its payload box and keeps the empty box as a spare.
 #[inline]
-fn unbox<M: Message>(spare: &mut Vec<Payload>, mut payload: Payload, bound_as: &'static str) -> M {
+pub(super) fn unbox<M: Message>(
+    spare: &mut Vec<Payload>,
+    mut payload: Payload,
+    bound_as: &'static str,
+) -> M {
     let msg = (*payload)
         .downcast_mut::<Option<M>>()
         .and_then(Option::take)
@@ -75,17 +79,21 @@ pub(crate) struct Datagram {
     from_inc: u32,
     to_inc: u32,
     faultable: bool,
+    /// The session it was sent in ([`super::session`]); 0 for traffic without sessions.
+    pub session: u32,
     payload: Payload,
 }
 
 pub(crate) struct Mailbox {
     /// Which bind created it, so a stale socket's drop cannot unbind a newer one.
-    bind_id: u64,
+    pub bind_id: u64,
     faultable: bool,
+    /// Bound by a [`super::SessionSocket`]: it is told of session breaks.
+    pub sessions: bool,
     type_id: TypeId,
-    type_name: &'static str,
+    pub type_name: &'static str,
     pub queue: VecDeque<(Addr, Payload)>,
-    waiter: Option<Waker>,
+    pub waiter: Option<Waker>,
 }
 
 fn route_text(w: &World, id: u64, from: Addr, to: Addr) -> String {
@@ -107,6 +115,8 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
         Some("destination node is down")
     } else if incarnation(w, to) != d.to_inc {
         Some("destination restarted: traffic to its old incarnation is cancelled")
+    } else if d.session != 0 && !super::session::is_current(w, d.from, d.to, d.session) {
+        Some("its session broke: traffic of an old session is dropped")
     } else if d.faultable && w.net.is_cut(from, to) {
         Some("partitioned")
     } else {
@@ -135,6 +145,9 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
         w.record(Some(to), EventKind::Drop { msg: d.id }, || {
             format!("{route}: no socket bound on port")
         });
+        if d.session != 0 {
+            super::session::break_session(w, d.from, d.to, "no socket at the far end");
+        }
         return;
     };
     mb.queue.push_back((d.from, d.payload));
@@ -160,11 +173,13 @@ pub(crate) fn release_held(w: &mut World, from: u32, to: u32) {
 
 /// A bound, typed datagram endpoint on the current node. Dropping it unbinds the port.
 pub struct Socket<M> {
-    addr: Addr,
-    bind_id: u64,
+    pub(super) addr: Addr,
+    pub(super) bind_id: u64,
     epoch: u32,
-    inc: u32,
+    pub(super) inc: u32,
     faultable: bool,
+    /// Bound by a [`super::SessionSocket`]: its traffic has session semantics.
+    pub(super) sessions: bool,
     _message: PhantomData<fn() -> M>,
 }
 
@@ -172,7 +187,7 @@ impl<M: Message> Socket<M> {
     /// Binds `port` on the current task's node; its traffic is faultable. Must be called
     /// from a task in a simulation.
     pub fn bind(port: u16) -> Result<Socket<M>, NetError> {
-        Self::bind_with(port, true)
+        Self::bind_with(port, true, false)
     }
 
     /// Binds `port` on the current task's node, *exempt from faults*: the socket is located
@@ -199,10 +214,14 @@ impl<M: Message> Socket<M> {
     /// assert!(sim.run_seed(0).outcome.class.is_pass());
     /// ```
     pub fn bind_exempt(port: u16) -> Result<Socket<M>, NetError> {
-        Self::bind_with(port, false)
+        Self::bind_with(port, false, false)
     }
 
-    fn bind_with(port: u16, faultable: bool) -> Result<Socket<M>, NetError> {
+    pub(super) fn bind_with(
+        port: u16,
+        faultable: bool,
+        sessions: bool,
+    ) -> Result<Socket<M>, NetError> {
         with(|w| {
             let node = w
                 .current_node()
@@ -218,6 +237,7 @@ impl<M: Message> Socket<M> {
                 Mailbox {
                     bind_id,
                     faultable,
+                    sessions,
                     type_id: TypeId::of::<M>(),
                     type_name: std::any::type_name::<M>(),
                     queue: VecDeque::new(),
@@ -233,6 +253,7 @@ impl<M: Message> Socket<M> {
                 epoch: w.epoch,
                 inc: incarnation(w, node),
                 faultable,
+                sessions,
                 _message: PhantomData,
             })
         })
@@ -247,6 +268,19 @@ impl<M: Message> Socket<M> {
         faultable: bool,
         payload: Payload,
     ) -> Packet {
+        self.datagram_in(id, to, to_inc, faultable, 0, payload)
+    }
+
+    /// [`Socket::datagram`] in session `session` (0: none).
+    pub(super) fn datagram_in(
+        &self,
+        id: u64,
+        to: Addr,
+        to_inc: u32,
+        faultable: bool,
+        session: u32,
+        payload: Payload,
+    ) -> Packet {
         Packet::Datagram(Datagram {
             id,
             from: self.addr,
@@ -254,6 +288,7 @@ impl<M: Message> Socket<M> {
             from_inc: self.inc,
             to_inc,
             faultable,
+            session,
             payload,
         })
     }
@@ -306,6 +341,10 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
         });
         return;
     }
+    if sock.sessions {
+        super::session::send(w, sock, to, payload, id);
+        return;
+    }
     let digest = stable_hash(&payload);
     if (b as usize) >= w.net.n {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
@@ -342,7 +381,7 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
 /// The send event, with its readable detail when recording.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn record_send<M: Message>(
+pub(super) fn record_send<M: Message>(
     w: &mut World,
     id: u64,
     from: Addr,

@@ -10,6 +10,9 @@
 //!   from the input, and loss, duplication and reordering as separate, independently
 //!   switchable faults — all off unless the run's [`FaultProfile`] turns them on, so by default
 //!   a link delivers every message exactly once, in order.
+//! * **Sessions** ([`SessionSocket`]): datagram links with session semantics — in order and
+//!   exactly once within a session; loss, duplication and reordering only across a break that
+//!   both ends are told of ([`SessionEvent::Broken`]).
 //! * **Streams** ([`Listener`], [`Stream`]): TCP's semantics, behind `futures::io::AsyncRead`
 //!   and `AsyncWrite` so framing code written for real sockets runs on them. See
 //!   [`Stream`] for the state machine.
@@ -17,7 +20,9 @@
 //!   partition *drops* traffic on the links it cuts, a clog *holds* it and releases it later,
 //!   in order. Two different faults.
 //! * **Failure events** ([`watch`]): when a node crashes or a partition cuts a link, peers
-//!   see what real systems see — their streams reset, and a [`Watch`] on the lost node fires.
+//!   see what real systems see — their streams reset, their sessions break, and a [`Watch`]
+//!   on the lost node fires. [`reachable`] is the way back: it completes when the node is up
+//!   and the link uncut (a restart, a healed partition), without polling.
 //!
 //! # Fault model (this module's contract)
 //!
@@ -30,8 +35,8 @@
 //! | | datagrams | streams |
 //! |---|---|---|
 //! | latency | per link, drawn once: `latency_ms_min..=latency_ms_max`, plus per-message jitter `0..=` the link's drawn jitter bound | same |
-//! | order | per-link FIFO, unless the reorder fault delays one | always in order |
-//! | loss / duplication | only as faults | never |
+//! | order | per-link FIFO, unless the reorder fault delays one (session sockets: the session breaks instead) | always in order |
+//! | loss / duplication | only as faults (session sockets: only across a break both ends are told of) | never |
 //! | partition | dropped (at send and on arrival) | every connection across the cut is reset; connects are black-holed |
 //! | clog | held, released in order when the clog ends | stalled, released in order |
 //! | stream-only faults | — | stall, reset, silent peer, refused or black-holed connect |
@@ -77,6 +82,7 @@ mod datagram;
 mod faults;
 mod partition;
 mod ports;
+mod session;
 mod stream;
 mod watch;
 
@@ -86,8 +92,9 @@ use std::fmt::{self, Debug};
 pub use datagram::{Message, Recv, Socket};
 pub use faults::{FaultProfile, Faults, PER_MILLE};
 pub use partition::{at, clog, heal, heal_all, partition, partition_oneway, unclog, Control};
+pub use session::{RecvEvent, SessionEvent, SessionSocket};
 pub use stream::{Accept, Connect, Listener, Stream};
-pub use watch::{watch, Down, DownReason, Watch};
+pub use watch::{reachable, watch, Down, DownReason, Reachable, Watch};
 
 use crate::choice::Choices;
 use crate::node::NodeId;
@@ -238,6 +245,11 @@ pub(crate) struct Network {
     next_ephemeral: u16,
     /// Emptied datagram payload boxes, reused by later sends.
     spare_payloads: Vec<datagram::Payload>,
+    /// Current session number per pair of session endpoints (absent: 1).
+    sessions: BTreeMap<(Addr, Addr), u32>,
+    /// Tasks waiting for a node to become reachable ([`reachable`]): woken when a node
+    /// starts or a cut heals, to look again.
+    reach_waiters: Vec<std::task::Waker>,
 }
 
 /// Something due at a virtual instant (scheduled on the clock): network traffic, or one of
@@ -272,6 +284,8 @@ impl Network {
             next_seq: 0,
             next_ephemeral: 0,
             spare_payloads: Vec::new(),
+            sessions: BTreeMap::new(),
+            reach_waiters: Vec::new(),
         }
     }
 
@@ -587,6 +601,16 @@ fn cut_events(w: &mut World, pairs: &[(u32, u32)]) {
             Reached::Watch(k) => watch::fire(w, k, DownReason::NoConnection),
         }
     }
+    if !w.net.sessions.is_empty() {
+        session::break_cut(w, pairs);
+    }
+}
+
+/// A node started or a cut healed: every task waiting in [`reachable`] looks again.
+pub(crate) fn reach_may_have_changed(w: &mut World) {
+    for waker in std::mem::take(&mut w.net.reach_waiters) {
+        w.wake(waker);
+    }
 }
 
 /// Steps 1–3 of a crash of `node` (see the module docs): notify, retire, cancel. Returns
@@ -614,7 +638,11 @@ pub(crate) fn crash_before_kill(w: &mut World, node: u32) -> usize {
             wa.waker = None;
         }
     }
-    // 3. Cancel what was in flight to or from it, and unbind its endpoints.
+    // 3. Break its sessions (the survivors are told), cancel what was in flight to or from
+    // it, and unbind its endpoints.
+    if !w.net.sessions.is_empty() {
+        session::break_node(w, node);
+    }
     let mut lost = 0;
     lost += stream::cancel_node(w, node);
     for other in 0..w.net.n as u32 {

@@ -139,12 +139,14 @@ fn apply(w: &mut World, c: Control) -> Result<(), NetError> {
             for (x, y) in links {
                 w.net.link(x, y).cut_scripted = false;
             }
+            super::reach_may_have_changed(w);
         }
         Control::HealAll => {
             record_control(w, &c);
             for l in w.net.links.iter_mut() {
                 l.cut_scripted = false;
             }
+            super::reach_may_have_changed(w);
         }
         Control::Clog { from, to } => {
             let links = pairs(w, from, to)?;
@@ -258,6 +260,7 @@ pub(crate) fn fire(w: &mut World, c: Resolved) {
                 );
                 l.cut_drawn = l.cut_drawn.saturating_sub(1);
             }
+            super::reach_may_have_changed(w);
         }
         Resolved::UnclogDrawn(x, y) => {
             let digest = stable_hash(&(4u8, x, y));

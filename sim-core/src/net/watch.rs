@@ -161,6 +161,73 @@ impl Future for Down<'_> {
     }
 }
 
+/// Completes when the node called `name` is reachable from the current task's node: up, and
+/// no partition cuts either direction between them (at once if it already is). The event to
+/// await after a [`DownReason`] — a restart or a healed partition — instead of polling.
+/// Must be called from a task in a simulation.
+///
+/// ```
+/// use std::time::Duration;
+/// use sim_core::net::reachable;
+/// use sim_core::node::{crash, restart};
+/// use sim_core::sim::{Config, Sim};
+/// use sim_core::time::{now, sleep, Instant};
+///
+/// let mut sim = Sim::new(Config::default());
+/// sim.node("server", |_| async { sleep(Duration::from_secs(3600)).await });
+/// sim.client("client", |_| async {
+///     crash("server").unwrap();
+///     sim_core::rt::spawn(async {
+///         sleep(Duration::from_secs(2)).await;
+///         restart("server").unwrap();
+///     });
+///     reachable("server").unwrap().await;
+///     assert_eq!(now(), Instant::from_nanos(2_000_000_000), "woken by the restart");
+/// });
+/// assert!(sim.run_seed(0).outcome.class.is_pass());
+/// ```
+pub fn reachable(name: &str) -> Result<Reachable, NetError> {
+    with(|w| {
+        let from = w
+            .current_node()
+            .expect("net::reachable must be called from a task");
+        let target = w
+            .nodes
+            .find(name)
+            .ok_or_else(|| NetError::UnknownName(name.to_string()))?;
+        Ok(Reachable {
+            from,
+            target,
+            epoch: w.epoch,
+        })
+    })
+}
+
+/// Future of [`reachable`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct Reachable {
+    from: u32,
+    target: u32,
+    epoch: u32,
+}
+
+impl Future for Reachable {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        world::try_with(self.epoch, |w| {
+            if w.nodes.is_up(self.target) && !w.net.pair_cut(self.from, self.target) {
+                return Poll::Ready(());
+            }
+            if !w.net.reach_waiters.iter().any(|k| k.will_wake(cx.waker())) {
+                w.net.reach_waiters.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .unwrap_or(Poll::Pending)
+    }
+}
+
 impl Drop for Watch {
     fn drop(&mut self) {
         world::try_with(self.epoch, |w| {

@@ -7,6 +7,28 @@
 //! Several things due at the same instant are not ordered by insertion accident: the harness
 //! draws their order from the run's input (zero = the order they were scheduled in).
 //!
+//! # Per-node wall clocks and timer faults
+//!
+//! Global virtual time ([`now`], [`Instant`]) is the one truth: it orders every event, and
+//! timers and the network run on it. Besides it, each node reads its own **wall clock** with
+//! [`system_now`], a [`SystemTime`] that may be wrong the ways real machines' clocks are, as
+//! the run's [`ClockFaults`] decide:
+//!
+//! * **skew**: an offset from true time (either way) and a drift (parts per million, either
+//!   way), drawn per node per run;
+//! * **jumps**: a few forward or backward steps at drawn instants, as NTP or an operator
+//!   sets a clock;
+//! * **late timers**: a timer fires after its deadline, late by a drawn amount.
+//!
+//! Fault model: a node's monotonic clock ([`now`]) is never wrong and a timer never fires
+//! *early*; the wall clock may be off by the offset, run fast or slow by the drift, and jump,
+//! so two nodes may disagree about which of two events came first. Every reading, each node's
+//! skew and every jump is in the history, so a trace shows what each node believed. All of it
+//! is off by default: a run then draws nothing for clocks, every wall clock reads true time
+//! (counted from [`START_UNIX_NS`]) and timers fire on time. Rates are integer ratios; no
+//! decision uses a float. (A paused node's timers come due on time but are handled only when
+//! it resumes: see [`crate::node::pause`].)
+//!
 //! ```
 //! use std::time::Duration;
 //! use sim_core::sim::{Config, Sim};
@@ -84,9 +106,8 @@ pub fn now() -> Instant {
 /// The current node's wall clock: what this node believes the date and time is.
 ///
 /// Unlike [`now`], it may be wrong: offset from true time, drifting, and jumping forwards or
-/// backwards, as the run's [`ClockFaults`] decide (see [`node_clock`'s fault
-/// model](ClockProfile)). With clock faults off it reads true time, counted from
-/// [`START_UNIX_NS`]. Every reading is recorded in the history. Must be called from a task
+/// backwards, as the run's [`ClockFaults`] decide (see the [module docs](self)). With clock
+/// faults off it reads true time, counted from [`START_UNIX_NS`]. Every reading is recorded in the history. Must be called from a task
 /// in a simulation.
 ///
 /// ```
