@@ -56,8 +56,10 @@ pub(crate) struct Executor {
     pub ready: Vec<u32>,
     pub current: Option<u32>,
     pub last_run: Option<u32>,
-    /// How many tasks have ended (finished or dropped): the harness re-checks whether the
-    /// workload is done only when this moves.
+    /// How many tasks have ended (finished or dropped), plus how many lifecycle actions came
+    /// due: the harness re-checks whether the workload is done, and applies lifecycle actions
+    /// (outside the world), only when this moves — so the step loop tests one counter for
+    /// both.
     pub ended: u64,
     wake_counter: u64,
     /// Paused nodes (indexed by node id; absent = not paused) and whether any is.

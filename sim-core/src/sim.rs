@@ -346,8 +346,6 @@ enum Next {
     /// its future is dropped outside the borrow, and the next move is decided again.
     Orphan(rt::BoxFuture),
     Fired,
-    /// Lifecycle actions came due: applied outside the borrow.
-    Lifecycle(Vec<nemesis::Action>),
     Poll(u32, rt::BoxFuture, u32),
     OutOfSteps,
     OutOfTime,
@@ -456,18 +454,14 @@ impl Driver<'_> {
                             None => Next::Idle,
                         },
                     };
-                    if matches!(next, Next::Fired) {
-                        if !w.lifecycle_due.is_empty() {
-                            let actions = std::mem::take(&mut w.lifecycle_due);
-                            return (Next::Lifecycle(actions), ended);
-                        }
-                        // A fire that ended no task leaves nothing for the loop outside to
-                        // check.
-                        if fold && w.exec.ended == ended {
-                            continue;
-                        }
+                    // A fire that ended no task leaves nothing for the loop outside to check.
+                    // (A lifecycle action coming due counts as an ending: see `net::deliver`.)
+                    if matches!(next, Next::Fired) && fold && w.exec.ended == ended {
+                        continue;
                     }
-                    return (next, ended);
+                    // Only a fire that queued a lifecycle action moves the count inside this
+                    // borrow: returning it applies the action before the next move.
+                    return (next, w.exec.ended);
                 }
             });
             if let Next::Orphan(future) = next {
@@ -476,6 +470,9 @@ impl Driver<'_> {
             }
             if ended != ended_seen || liveness_start_ns.is_some() {
                 ended_seen = ended;
+                if let Some(end) = self.apply_lifecycle() {
+                    return end;
+                }
                 if let Some(end) = self.check_done(&mut liveness_start_ns) {
                     if let Next::Poll(task, future, _) = next {
                         // Not polled after all: back in its slot, to be dropped at teardown
@@ -492,16 +489,6 @@ impl Driver<'_> {
             match next {
                 Next::Orphan(_) => unreachable!("handled above"),
                 Next::Fired => {}
-                Next::Lifecycle(actions) => {
-                    let applied = panic::catch_unwind(AssertUnwindSafe(|| nemesis::apply(actions)));
-                    if let Err(payload) = applied {
-                        return (
-                            Class::Panic,
-                            None,
-                            format!("node factory panicked: {}", panic_message(&payload)),
-                        );
-                    }
-                }
                 Next::Poll(task, future, epoch) => {
                     if let Some(end) = self.poll(task, future, epoch, &mut parked) {
                         return end;
@@ -535,6 +522,27 @@ impl Driver<'_> {
                 }
             }
         }
+    }
+
+    /// Applies the lifecycle actions that came due (a crash drops futures, a restart builds
+    /// them: outside the world's borrow). The fire that queued them moved the executor's
+    /// ending count, which brings the driver here.
+    fn apply_lifecycle(&mut self) -> Option<Ending> {
+        let actions = with(|w| std::mem::take(&mut w.lifecycle_due));
+        if actions.is_empty() {
+            return None;
+        }
+        let applied = panic::catch_unwind(AssertUnwindSafe(|| nemesis::apply(actions)));
+        applied.err().map(|payload| {
+            (
+                Class::Panic,
+                None,
+                format!(
+                    "a node factory panicked at a restart: {}",
+                    panic_message(&payload)
+                ),
+            )
+        })
     }
 
     fn out_of_time(&mut self) -> Ending {
@@ -706,7 +714,9 @@ fn apply_due(w: &mut World, what: Due<Packet>) {
                 // A foreign waker names no task of ours: the event is the harness's.
                 let task = rt::task_of(&waker, w.epoch).unwrap_or(u32::MAX);
                 let node = w.exec.node_of(task);
-                let paused = w.nodes.list.get(node as usize).is_some_and(|n| n.paused);
+                // Only a recording run reads whether the node is paused (for the detail).
+                let paused = w.history.is_recording()
+                    && w.nodes.list.get(node as usize).is_some_and(|n| n.paused);
                 w.record(
                     Some(node).filter(|&n| n != u32::MAX),
                     EventKind::Timer { timer: slot },

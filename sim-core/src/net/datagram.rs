@@ -178,8 +178,6 @@ pub struct Socket<M> {
     epoch: u32,
     pub(super) inc: u32,
     faultable: bool,
-    /// Bound by a [`super::SessionSocket`]: its traffic has session semantics.
-    pub(super) sessions: bool,
     _message: PhantomData<fn() -> M>,
 }
 
@@ -253,7 +251,6 @@ impl<M: Message> Socket<M> {
                 epoch: w.epoch,
                 inc: incarnation(w, node),
                 faultable,
-                sessions,
                 _message: PhantomData,
             })
         })
@@ -333,18 +330,9 @@ impl<M: Message> Socket<M> {
 fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
     let from = sock.addr;
     let (a, b) = (from.node.0, to.node.0);
-    let id = w.net.next_msg();
-    if !alive(w, a, sock.inc) {
-        // A zombie: the socket outlived its node's incarnation. It cannot reach the wire.
-        w.record(Some(a), EventKind::Drop { msg: id }, || {
-            format!("#{id}: sent by a socket whose node crashed")
-        });
+    let Some(id) = wire_id(w, sock) else {
         return;
-    }
-    if sock.sessions {
-        super::session::send(w, sock, to, payload, id);
-        return;
-    }
+    };
     let digest = stable_hash(&payload);
     if (b as usize) >= w.net.n {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
@@ -376,6 +364,21 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
     let payload = boxed(&mut w.net.spare_payloads, payload);
     w.clock
         .schedule(at, sock.datagram(id, to, to_inc, faultable, payload));
+}
+
+/// A new message id for a send from `sock`, or `None` (the drop recorded) if the socket is a
+/// zombie: it outlived its node's incarnation and cannot reach the wire.
+#[inline]
+pub(super) fn wire_id<M>(w: &mut World, sock: &Socket<M>) -> Option<u64> {
+    let a = sock.addr.node.0;
+    let id = w.net.next_msg();
+    if !alive(w, a, sock.inc) {
+        w.record(Some(a), EventKind::Drop { msg: id }, || {
+            format!("#{id}: sent by a socket whose node crashed")
+        });
+        return None;
+    }
+    Some(id)
 }
 
 /// The send event, with its readable detail when recording.

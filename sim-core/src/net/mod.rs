@@ -500,7 +500,11 @@ pub(crate) fn deliver(w: &mut World, packet: Packet) {
         Packet::Segments { conn, dir } => stream::segments_due(w, conn, dir),
         Packet::Control(c) => partition::fire(w, *c),
         Packet::Jump(j) => crate::time::jump(w, *j),
-        Packet::Lifecycle(a) => w.lifecycle_due.push(*a),
+        Packet::Lifecycle(a) => {
+            w.lifecycle_due.push(*a);
+            // Brings the driver out of its world borrow to apply it (see `Executor::ended`).
+            w.exec.ended += 1;
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::datagram::{boxed, record_send, unbox, Message, Socket};
+use super::datagram::{boxed, record_send, unbox, wire_id, Message, Socket};
 use super::{draw_link_faults, fifo_at, incarnation, latency_ns, Addr, NetError, PER_MILLE};
 use crate::choice::Choices;
 use crate::trace::{stable_hash, EventKind};
@@ -100,7 +100,11 @@ impl<M: Message> SessionSocket<M> {
     /// Sends `msg` to `to` in the current session with it (starting one if the last broke).
     /// A socket whose node crashed sends nothing.
     pub fn send(&self, to: Addr, msg: M) {
-        self.socket.send(to, msg)
+        with(|w| {
+            if let Some(id) = wire_id(w, &self.socket) {
+                send(w, &self.socket, to, msg, id);
+            }
+        })
     }
 
     /// Receives the next message or session break.
@@ -165,12 +169,14 @@ fn current(w: &World, a: Addr, b: Addr) -> u32 {
 }
 
 /// True if `session` is still the current one between `from` and `to`.
+#[cold]
 pub(super) fn is_current(w: &World, from: Addr, to: Addr, session: u32) -> bool {
     current(w, from, to) == session
 }
 
 /// Breaks the session between `a` and `b`: the next message starts a new one, traffic of the
 /// old one is dropped on arrival, and each bound session end is told.
+#[cold]
 pub(super) fn break_session(w: &mut World, a: Addr, b: Addr, why: &str) {
     let k = key(a, b);
     let old = current(w, a, b);

@@ -218,6 +218,8 @@ struct NodeClock {
 pub(crate) struct NodeClocks {
     profile: ClockProfile,
     nodes: Vec<NodeClock>,
+    /// Timers may fire late: checked at every timer's registration, so kept as one flag.
+    late_timers: bool,
 }
 
 /// Something the clocks have due at a virtual instant.
@@ -243,6 +245,7 @@ impl NodeClocks {
         NodeClocks {
             profile: ClockProfile::NONE,
             nodes: Vec::new(),
+            late_timers: false,
         }
     }
 
@@ -262,7 +265,7 @@ impl NodeClocks {
     /// True when timers may fire late (a draw per timer).
     #[inline]
     pub fn late_timers(&self) -> bool {
-        self.profile.late_timer_per_mille > 0 && self.profile.late_timer_ms_max > 0
+        self.late_timers
     }
 
     /// How late a new timer fires, in nanoseconds (zero: on time). Draws only when late
@@ -294,10 +297,12 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
     p.drift_ppm_max = p.drift_ppm_max.min(999_999);
     let n = w.nodes.list.len();
     w.clocks.profile = p;
-    w.clocks.nodes = vec![NodeClock::default(); n];
+    w.clocks.late_timers = p.late_timer_per_mille > 0 && p.late_timer_ms_max > 0;
     if p.offset_ms_max == 0 && p.drift_ppm_max == 0 && (p.jumps_max == 0 || p.jump_ms_max == 0) {
+        // Every wall clock true: no per-node state (a node without one reads true time).
         return;
     }
+    w.clocks.nodes = vec![NodeClock::default(); n];
     for node in 0..n as u32 {
         let offset_ns = signed(&mut w.source, "time.clock.offset_ms", p.offset_ms_max) * 1_000_000;
         let drift_ppm = signed(
