@@ -458,3 +458,37 @@ fn echo_passes_with_the_nemesis_on_and_its_planted_bug_is_still_found() {
         "the planted bug is found with the nemesis on too"
     );
 }
+
+/// Every lifecycle event is in the story and has its mark in the space-time diagram.
+#[test]
+fn lifecycle_events_are_in_the_story_and_the_diagram() {
+    let mut sim = Sim::new(recorded());
+    sim.node("server", |ctx| async move {
+        ctx.shutdown().await;
+    });
+    sim.client("operator", |_| async {
+        sleep(Duration::from_millis(1)).await;
+        pause("server").unwrap();
+        sleep(Duration::from_millis(1)).await;
+        resume("server").unwrap();
+        stop("server", Duration::from_secs(1)).unwrap();
+        sleep(Duration::from_millis(1)).await;
+        sim_core::node::restart("server").unwrap();
+        sleep(Duration::from_millis(1)).await;
+        crash("server").unwrap();
+    });
+    let report = sim.run_seed(0);
+    assert!(report.outcome.class.is_pass(), "{:?}", report.outcome);
+    let events = report.history.events();
+    let story = sim_core::render::story(events);
+    for word in ["pause", "resume", "stop", "exit", "start", "crash"] {
+        assert!(
+            story.lines().any(|l| l.contains(&format!(" {word} "))),
+            "{word} in the story:\n{story}"
+        );
+    }
+    let svg = sim_core::render::svg(events, "lifecycle");
+    for mark in ["PAUSE:", "RESUME:", "STOP:", "EXIT:", "RESTART", "CRASH:"] {
+        assert!(svg.contains(mark), "{mark} in the diagram");
+    }
+}

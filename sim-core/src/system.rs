@@ -26,6 +26,7 @@
 //! ```
 
 use crate::choice::Input;
+use crate::faults::FaultSelection;
 use crate::sim::{Config, Report, Sim};
 use crate::trace::Recording;
 
@@ -45,7 +46,8 @@ pub struct RunOptions {
     pub bug: Option<&'static str>,
     /// Fix the workload; only the schedule varies.
     pub pinned: bool,
-    /// Network faults for this run; `None` = the system's own choice (see its docs).
+    /// Network faults for this run; `None` = the system's own choice (see its docs). Set
+    /// with the other dimensions of a fault choice by [`RunOptions::apply_faults`].
     pub faults: Option<crate::net::Faults>,
     /// Budgets, strategy, network, recording.
     pub config: Config,
@@ -89,11 +91,57 @@ pub enum SpecError {
 
 impl RunOptions {
     /// The run's configuration, with `--faults` (if given) or else the system's own default
-    /// fault setting `default_faults`. Systems build their `Sim` from this.
+    /// network setting `default_faults` (clock and lifecycle faults stay as the options
+    /// have them: off unless chosen). Systems build their `Sim` from this.
     pub fn config_with_faults(&self, default_faults: crate::net::Faults) -> Config {
         let mut config = self.config.clone();
         config.net.faults = self.faults.unwrap_or(default_faults);
         config
+    }
+
+    /// Makes `selection` this run's fault choice (`--faults`): its network part goes to
+    /// [`RunOptions::faults`], its clock, lifecycle and disk parts into the configuration, so
+    /// the system's own default no longer applies to any of them.
+    ///
+    /// ```
+    /// use sim_core::faults::FaultSelection;
+    /// use sim_core::nemesis::LifecycleFaults;
+    /// use sim_core::net::Faults;
+    /// use sim_core::system::RunOptions;
+    ///
+    /// let mut opts = RunOptions::default();
+    /// opts.apply_faults("swarm:partition,crash".parse::<FaultSelection>().unwrap());
+    /// assert!(matches!(opts.faults, Some(Faults::SwarmOver(_))));
+    /// let config = opts.config_with_faults(Faults::Off);
+    /// assert!(matches!(config.lifecycle, LifecycleFaults::Swarm(_)));
+    /// ```
+    pub fn apply_faults(&mut self, selection: FaultSelection) {
+        selection.apply(&mut self.config);
+        self.faults = Some(self.config.net.faults);
+    }
+
+    /// The run's configuration for a system whose default fault choice spans more than the
+    /// network (say, disk faults and the nemesis): `default` unless the run made its own
+    /// choice with [`RunOptions::apply_faults`].
+    pub fn config_with_default_faults(&self, default: FaultSelection) -> Config {
+        let mut config = self.config.clone();
+        match self.faults {
+            Some(net) => config.net.faults = net,
+            None => default.apply(&mut config),
+        }
+        config
+    }
+}
+
+impl Default for RunOptions {
+    /// The correct system, workload drawn, the system's own faults, default configuration.
+    fn default() -> Self {
+        RunOptions {
+            bug: None,
+            pinned: false,
+            faults: None,
+            config: Config::default(),
+        }
     }
 }
 
