@@ -34,7 +34,7 @@
 //!     sim
 //! }
 //! const TOY: SystemSpec =
-//!     SystemSpec { name: "toy", about: "", bugs: &[BugSpec { name: "fail", about: "" }], build };
+//!     SystemSpec { name: "toy", about: "", bugs: &[BugSpec { name: "fail", about: "" }], flags: &[], build };
 //!
 //! let correct = Harness::new(&TOY, None, "toy", Engine::Test).unwrap();
 //! assert!(correct.check(b"any bytes at all").outcome.class.is_pass());
@@ -53,6 +53,7 @@ use serde::{Deserialize, Serialize};
 use crate::choice::Input;
 use crate::determinism::{self_check, Divergence};
 use crate::report::{Class, Outcome};
+use crate::run_spec::{RunFlags, RunSpec, Variant};
 use crate::signal::{self, SignalError, Signals};
 use crate::system::{RunOptions, SpecError, SystemSpec};
 use crate::trace::{render_lines, Event};
@@ -106,7 +107,7 @@ pub struct Checked {
 
 /// A fuzz target's state: the system, its options and the signals. Build one per process.
 pub struct Harness {
-    spec: SystemSpec,
+    variant: Variant,
     opts: RunOptions,
     target: String,
     engine: Engine,
@@ -118,8 +119,7 @@ pub struct Harness {
 impl std::fmt::Debug for Harness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Harness")
-            .field("system", &self.spec.name)
-            .field("bug", &self.opts.bug)
+            .field("variant", &self.variant.args())
             .field("target", &self.target)
             .field("signals", &self.signals)
             .finish()
@@ -135,10 +135,10 @@ impl Harness {
         target: &str,
         engine: Engine,
     ) -> Result<Harness, FuzzError> {
-        let opts = spec.options(bug)?;
+        let variant = Variant::new(spec, bug, RunFlags::default())?;
         Ok(Harness {
-            spec: *spec,
-            opts,
+            opts: variant.options(),
+            variant,
             target: target.to_string(),
             engine,
             signals: Signals::NONE,
@@ -199,7 +199,12 @@ impl Harness {
 
     /// The system under test.
     pub fn spec(&self) -> &SystemSpec {
-        &self.spec
+        &self.variant.system
+    }
+
+    /// System, bug and flags of every run.
+    pub fn variant(&self) -> &Variant {
+        &self.variant
     }
 
     /// One run of `data`, with signal collection, and the self-check if it failed. Never
@@ -207,7 +212,7 @@ impl Harness {
     pub fn check(&self, data: &[u8]) -> Checked {
         let input = Input::Bytes(data.to_vec());
         signal::begin_run();
-        let report = self.spec.run(&self.opts, &input);
+        let report = (self.variant.system.build)(&self.opts).run_input(&input);
         let mut outcome = report.outcome;
         if self.signals.hash {
             signal::on_history(outcome.history_hash);
@@ -229,7 +234,7 @@ impl Harness {
         let build = |recording| {
             let mut opts = self.opts.clone();
             opts.config.recording = recording;
-            (self.spec.build)(&opts)
+            (self.variant.system.build)(&opts)
         };
         match self_check(build, &input, outcome.history_hash) {
             Ok(rerun) => Checked {
@@ -281,24 +286,16 @@ impl Harness {
 
     /// The command that replays `data` with a readable trace.
     pub fn replay_command(&self, data: &[u8]) -> String {
-        let bug = self
-            .opts
-            .bug
-            .map_or(String::new(), |b| format!(" --bug {b}"));
-        format!(
-            "{} run --system {}{bug} --input {}",
-            self.replay_prefix,
-            self.spec.name,
-            self.input_path_hint(data)
-        )
+        RunSpec::new(self.variant.clone(), Input::Bytes(data.to_vec()))
+            .run_command(&self.replay_prefix, Some(&self.input_path_hint(data)))
     }
 
     /// The corpus metadata of `data`'s run (for `corpus/TARGET/NAME.json`).
     pub fn metadata(&self, checked: &Checked) -> CorpusMeta {
         CorpusMeta {
             target: self.target.clone(),
-            system: self.spec.name.to_string(),
-            bug: self.opts.bug.map(str::to_string),
+            system: self.variant.system.name.to_string(),
+            bug: self.variant.bug.map(str::to_string),
             class: checked.outcome.class,
             invariant: checked.outcome.invariant.clone(),
             history_hash: format!("{:016x}", checked.outcome.history_hash),
@@ -319,8 +316,8 @@ impl Harness {
         let _ = writeln!(
             r,
             "system={} bug={}",
-            self.spec.name,
-            self.opts.bug.unwrap_or("none")
+            self.variant.system.name,
+            self.variant.bug.unwrap_or("none")
         );
         let _ = writeln!(r, "{}", o.summary_line());
         let _ = writeln!(r, "message={:?}", o.message);

@@ -21,6 +21,7 @@
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
 //! | [`shrink`] | the shrinker: a failing input made small, same failure, verified |
+//! | [`run_spec`] | the description of a run: system, bug, every flag, input — built once |
 //! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
 //! | [`render`] | pictures of a trace: space-time diagram (SVG), ShiViz log, the story |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
@@ -68,6 +69,7 @@ pub mod render;
 pub mod report;
 pub mod repro;
 pub mod rt;
+pub mod run_spec;
 pub mod shrink;
 pub mod signal;
 pub mod sim;

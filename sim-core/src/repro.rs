@@ -57,10 +57,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::choice::Input;
 use crate::report::Outcome;
-use crate::rt::Strategy;
+use crate::run_spec::{RunFlags, RunSpec};
 use crate::sim::Report;
-use crate::system::{RunOptions, SystemSpec};
-use crate::trace::{render_lines, stable_hash_bytes, Event, Recording};
+use crate::trace::{render_lines, stable_hash_bytes, Event};
 
 /// The repro format's name.
 pub const REPRO_FORMAT: &str = "sim-repro";
@@ -115,15 +114,10 @@ pub struct Repro {
     pub system: String,
     /// The planted bug, if any.
     pub bug: Option<String>,
-    /// `--pinned` workload.
-    #[serde(default)]
-    pub pinned: bool,
-    /// Scheduling strategy name.
-    #[serde(default = "default_strategy")]
-    pub strategy: String,
-    /// `--faults` (off, swarm, all), if the run set it; absent = the system's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub faults: Option<String>,
+    /// Every other flag of the run (`pinned`, `strategy`, `faults`, ...), as
+    /// [`RunFlags`] names them; absent fields take their defaults.
+    #[serde(flatten)]
+    pub flags: RunFlags,
     /// The byte input, hex.
     pub input_hex: String,
     /// Where the input came from (`seed:11`, `shrunk from seed:11`, a file hash).
@@ -143,10 +137,6 @@ pub struct Repro {
     pub steps: Option<u64>,
 }
 
-fn default_strategy() -> String {
-    "uniform".to_string()
-}
-
 impl Repro {
     /// A repro of `input` for `system` with `bug`, default flags, nothing pinned yet.
     pub fn new(system: &str, bug: Option<&str>, input: Vec<u8>) -> Repro {
@@ -155,9 +145,7 @@ impl Repro {
             version: REPRO_VERSION,
             system: system.to_string(),
             bug: bug.map(str::to_string),
-            pinned: false,
-            strategy: default_strategy(),
-            faults: None,
+            flags: RunFlags::default(),
             input_hex: to_hex(&input),
             origin: String::new(),
             history_hash: None,
@@ -214,11 +202,62 @@ impl Repro {
         repro.input()?;
         Ok(repro)
     }
+}
 
-    /// True if `text` looks like a repro file (a JSON object naming [`REPRO_FORMAT`]).
-    pub fn sniff(bytes: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
-        text.trim_start().starts_with('{') && text.contains(REPRO_FORMAT)
+/// What a file given as input holds, recognised by parsing it (a byte-order mark and
+/// surrounding whitespace allowed, fields in any order), never by peeking at its start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputFile {
+    /// A repro file: system, bug, flags, input and pinned hash.
+    Repro(Box<Repro>),
+    /// A trace file (`--trace-json`): a history, not an input.
+    Trace(Box<TraceFile>),
+    /// Anything else: raw input bytes (a fuzz input, `--save-input`).
+    Raw(Vec<u8>),
+}
+
+impl InputFile {
+    /// Recognises `data`. A JSON object naming [`REPRO_FORMAT`] or [`TRACE_FORMAT`] must then
+    /// be a valid file of that format (an error says what is wrong); everything else is raw
+    /// input, since any bytes are a valid input.
+    ///
+    /// ```
+    /// use sim_core::repro::{InputFile, Repro};
+    ///
+    /// let text = format!("\u{feff}\n  {}", Repro::new("s", None, vec![7]).to_json());
+    /// assert!(matches!(InputFile::recognise(text.into_bytes()), Ok(InputFile::Repro(_))));
+    /// assert_eq!(InputFile::recognise(vec![1, 2]).unwrap(), InputFile::Raw(vec![1, 2]));
+    /// assert!(InputFile::recognise(br#"{"format": "sim-repro", "version": 1}"#.to_vec()).is_err());
+    /// ```
+    pub fn recognise(data: Vec<u8>) -> Result<InputFile, ReproError> {
+        let Ok(text) = std::str::from_utf8(&data) else {
+            return Ok(InputFile::Raw(data));
+        };
+        let text = text.trim_start_matches('\u{feff}').trim();
+        if !text.starts_with('{') {
+            return Ok(InputFile::Raw(data));
+        }
+        let format = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(value) => value
+                .get("format")
+                .and_then(|f| f.as_str())
+                .map(str::to_string),
+            // Broken JSON that names one of our formats is a damaged file, not an input.
+            Err(source) => {
+                return match [REPRO_FORMAT, TRACE_FORMAT]
+                    .into_iter()
+                    .find(|f| text.contains(f))
+                {
+                    Some(expected) => Err(ReproError::Parse { expected, source }),
+                    None => Ok(InputFile::Raw(data)),
+                }
+            }
+        };
+        match format.as_deref() {
+            Some(REPRO_FORMAT) => Ok(InputFile::Repro(Box::new(Repro::from_json(text)?))),
+            Some(TRACE_FORMAT) => Ok(InputFile::Trace(Box::new(TraceFile::from_json(text)?))),
+            _ => Ok(InputFile::Raw(data)),
+        }
     }
 }
 
@@ -261,23 +300,42 @@ impl TraceFile {
         }
     }
 
-    /// Reads a trace file, or a bare JSON array of events.
-    pub fn events_from_json(text: &str) -> Result<Vec<Event>, ReproError> {
-        let parse = |source| ReproError::Parse {
+    /// The trace file of `run`, which ended in `outcome` after `events`.
+    pub fn of_run(run: &RunSpec, outcome: &Outcome, events: &[Event]) -> TraceFile {
+        TraceFile::new(
+            run.variant.system.name,
+            run.variant.bug,
+            &run.input_identity(),
+            outcome,
+            events,
+        )
+    }
+
+    /// Parses a trace file and checks its format.
+    pub fn from_json(text: &str) -> Result<TraceFile, ReproError> {
+        let file: TraceFile = serde_json::from_str(text).map_err(|source| ReproError::Parse {
             expected: TRACE_FORMAT,
             source,
-        };
-        if text.trim_start().starts_with('[') {
-            return serde_json::from_str(text).map_err(parse);
-        }
-        let file: TraceFile = serde_json::from_str(text).map_err(parse)?;
+        })?;
         if file.format != TRACE_FORMAT {
             return Err(ReproError::WrongFormat {
                 found: file.format,
                 expected: TRACE_FORMAT,
             });
         }
-        Ok(file.events)
+        Ok(file)
+    }
+
+    /// Reads a trace file, or a bare JSON array of events.
+    pub fn events_from_json(text: &str) -> Result<Vec<Event>, ReproError> {
+        let text = text.trim_start_matches('\u{feff}').trim();
+        if text.starts_with('[') {
+            return serde_json::from_str(text).map_err(|source| ReproError::Parse {
+                expected: TRACE_FORMAT,
+                source,
+            });
+        }
+        Ok(TraceFile::from_json(text)?.events)
     }
 }
 
@@ -365,69 +423,34 @@ pub fn input_identity(input: &Input) -> String {
     }
 }
 
-/// `system-bug-input`: the file stem of a failure's files (`bug` is `correct` when unset).
-pub fn failure_stem(system: &str, bug: Option<&str>, input: &Input) -> String {
-    let input = match input {
-        Input::Seed(seed) => format!("seed-{seed}"),
-        Input::Bytes(b) => format!("bytes-{:016x}", stable_hash_bytes(b)),
-    };
-    format!("{system}-{}-{input}", bug.unwrap_or("correct"))
-}
-
-/// The command-line name of a strategy.
-pub fn strategy_name(strategy: Strategy) -> &'static str {
-    match strategy {
-        Strategy::Uniform => "uniform",
-        Strategy::Pct => "pct",
-        Strategy::Fifo => "fifo",
-    }
-}
-
-/// Runs `input` on `spec` with every event recorded and, if the run fails, writes its files
-/// into `dir` (see [`write_failure`]). For tests and fuzz targets: call it on a failing
-/// input and print the paths, so the failure outlives the test process.
+/// Runs `run` with every event recorded and, if it fails, writes its files into `dir` (see
+/// [`write_failure`]), named by [`RunSpec::stem`], its repro recording every flag of the run.
+/// For sweeps, tests and fuzz targets: the failure outlives the process.
 ///
 /// ```
-/// # use sim_core::{choice::Input, sim::Sim, system::{BugSpec, RunOptions, SystemSpec}};
+/// # use sim_core::{choice::Input, run_spec::{RunFlags, RunSpec, Variant}, sim::Sim, system::{RunOptions, SystemSpec}};
 /// # fn build(o: &RunOptions) -> Sim { let mut s = Sim::new(o.config.clone()); s.invariant("ok", || Err("no".into())); s }
-/// # const SPEC: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], build };
+/// # const SPEC: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], build };
 /// let dir = std::env::temp_dir().join(format!("doc-record-failure-{}", std::process::id()));
-/// let (report, files) = sim_core::repro::record_failure(&SPEC, &SPEC.options(None).unwrap(), &Input::Seed(3), &dir).unwrap();
+/// let run = RunSpec::new(Variant::new(&SPEC, None, RunFlags::default()).unwrap(), Input::Seed(3));
+/// let (report, files) = sim_core::repro::record_failure(&run, &dir).unwrap();
 /// assert!(report.outcome.class.is_failure());
 /// let files = files.expect("a failure leaves files");
 /// assert!(std::fs::read_to_string(&files.trace_txt).unwrap().contains("FAILED"));
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn record_failure(
-    spec: &SystemSpec,
-    opts: &RunOptions,
-    input: &Input,
+    run: &RunSpec,
     dir: &Path,
 ) -> std::io::Result<(Report, Option<FailureFiles>)> {
-    let mut record = opts.clone();
-    record.config.recording = Recording::Full;
-    let (report, bytes) = (spec.build)(&record).run_recorded(input);
+    let (report, bytes) = run.run_recorded();
     if !report.outcome.class.is_failure() {
         return Ok((report, None));
     }
-    let identity = input_identity(input);
-    let mut repro = Repro::new(spec.name, opts.bug, bytes).pin(&report.outcome);
-    repro.pinned = opts.pinned;
-    repro.strategy = strategy_name(opts.config.strategy).to_string();
-    repro.origin = identity.clone();
-    let trace = TraceFile::new(
-        spec.name,
-        opts.bug,
-        &identity,
-        &report.outcome,
-        report.history.events(),
-    );
-    let files = write_failure(
-        dir,
-        &failure_stem(spec.name, opts.bug, input),
-        &repro,
-        &trace,
-    )?;
+    let identity = run.input_identity();
+    let repro = run.repro(bytes, &identity).pin(&report.outcome);
+    let trace = TraceFile::of_run(run, &report.outcome, report.history.events());
+    let files = write_failure(dir, &run.stem(), &repro, &trace)?;
     Ok((report, Some(files)))
 }
 
@@ -480,7 +503,14 @@ mod tests {
             Repro::from_json(&newer),
             Err(ReproError::TooNew { found: 2 })
         ));
-        assert!(Repro::sniff(r.to_json().as_bytes()));
-        assert!(!Repro::sniff(&[0, 1, 2]));
+        let padded = format!("\u{feff}  \n{}", r.to_json());
+        assert!(matches!(
+            InputFile::recognise(padded.into_bytes()),
+            Ok(InputFile::Repro(_))
+        ));
+        assert_eq!(
+            InputFile::recognise(vec![0, 1, 2]).unwrap(),
+            InputFile::Raw(vec![0, 1, 2])
+        );
     }
 }

@@ -325,6 +325,15 @@ impl Strategy {
         }
     }
 
+    /// The command-line name: `uniform`, `pct` or `fifo`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Uniform => "uniform",
+            Strategy::Pct => "pct",
+            Strategy::Fifo => "fifo",
+        }
+    }
+
     /// Parses `uniform`, `pct` or `fifo`.
     pub fn parse(name: &str) -> Option<Strategy> {
         match name {

@@ -18,6 +18,7 @@
 //!     name: "toy",
 //!     about: "a toy",
 //!     bugs: &[BugSpec { name: "always-fails", about: "fails at once" }],
+//!     flags: &[],
 //!     build,
 //! };
 //! let opts = SPEC.options(Some("always-fails")).unwrap();
@@ -62,6 +63,10 @@ pub struct SystemSpec {
     pub about: &'static str,
     /// Its planted bugs.
     pub bugs: &'static [BugSpec],
+    /// The system-specific run flags it reads (clap ids among
+    /// [`crate::run_spec::RunFlags::SYSTEM_SPECIFIC`], e.g. `&["pinned"]`); a run that sets
+    /// another is refused rather than silently run without it.
+    pub flags: &'static [&'static str],
     /// Builds the scenario for one run.
     pub build: fn(&RunOptions) -> Sim,
 }
@@ -86,6 +91,14 @@ pub enum SpecError {
         bug: String,
         /// What exists.
         known: String,
+    },
+    /// A system-specific flag the system does not read.
+    #[error("system {system:?} does not read --{flag}; drop the flag (it would change nothing)")]
+    UnsupportedFlag {
+        /// The system.
+        system: String,
+        /// The flag's name.
+        flag: String,
     },
 }
 

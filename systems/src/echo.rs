@@ -43,6 +43,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         name: "half-close-drops-reply",
         about: "the server treats the client's half-close as a full close and drops unwritten replies",
     }],
+    flags: &[],
     build,
 };
 

@@ -39,6 +39,7 @@ pub const FLOOR: SystemSpec = SystemSpec {
     name: "floor",
     about: "one node that sleeps once (fuzz harness floor)",
     bugs: &[],
+    flags: &[],
     build: build_floor,
 };
 
@@ -47,6 +48,7 @@ pub const CANARY: SystemSpec = SystemSpec {
     name: "canary",
     about: "reads a process-wide counter (must be reported as diverged)",
     bugs: &[],
+    flags: &[],
     build: build_canary,
 };
 
@@ -58,6 +60,7 @@ pub const LOCK: SystemSpec = SystemSpec {
         name: "opens",
         about: "the lock opens when 14 arrivals come in the secret order",
     }],
+    flags: &[],
     build: build_lock,
 };
 

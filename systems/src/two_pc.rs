@@ -42,6 +42,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         name: "first-vote-wins",
         about: "the coordinator decides on the first vote to arrive",
     }],
+    flags: &["pinned"],
     build,
 };
 

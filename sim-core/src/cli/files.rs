@@ -1,0 +1,129 @@
+//! The command line's file I/O: input files read with a size cap and recognised by parsing,
+//! output files written with errors that name the path, and output locations checked before
+//! any work starts.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::CliError;
+use crate::repro::{self, FailureFiles, InputFile, Repro, TraceFile};
+
+/// The largest input file read: far above any input a run consumes (a run of a million draws
+/// re-encodes to a few megabytes), far below what would exhaust memory (`--input /dev/zero`).
+pub(super) const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Reads at most [`MAX_INPUT_BYTES`] of `path`; a longer file is refused.
+pub(super) fn read_capped(path: &Path) -> Result<Vec<u8>, CliError> {
+    let read_error = |source| CliError::File {
+        action: "read",
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let mut data = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(read_error)?;
+    if data.len() as u64 > MAX_INPUT_BYTES {
+        return Err(CliError::TooLarge {
+            path: path.to_path_buf(),
+            limit_bytes: MAX_INPUT_BYTES,
+        });
+    }
+    Ok(data)
+}
+
+/// Reads `path` and recognises what it holds (see [`InputFile::recognise`]).
+pub(super) fn read_input(path: &Path) -> Result<InputFile, CliError> {
+    InputFile::recognise(read_capped(path)?).map_err(|source| CliError::Repro {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The input bytes of `repro`, or an error naming its file.
+pub(super) fn repro_input(path: &Path, repro: &Repro) -> Result<Vec<u8>, CliError> {
+    repro.input().map_err(|source| CliError::Repro {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+pub(super) fn write_text(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text).map_err(|source| CliError::File {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+pub(super) fn write_json(path: &Path, value: &impl Serialize) -> Result<(), CliError> {
+    write_text(path, &serde_json::to_string(value).expect("serialises"))
+}
+
+/// Writes a failure's three files into `dir`.
+pub(super) fn write_failure(
+    dir: &Path,
+    stem: &str,
+    repro: &Repro,
+    trace: &TraceFile,
+) -> Result<FailureFiles, CliError> {
+    repro::write_failure(dir, stem, repro, trace).map_err(|source| CliError::File {
+        action: "write failure files into",
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Checks, before any run, that `dir` can take failure files: creates it and writes and
+/// removes a probe file, so an unwritable directory is an error up front, not after hours.
+pub(super) fn check_dir_writable(dir: &Path) -> Result<(), CliError> {
+    let error = |source| CliError::File {
+        action: "write failure files into",
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(error)?;
+    let probe = dir.join(format!(".sim-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(error)?;
+    std::fs::remove_file(&probe).map_err(error)
+}
+
+/// Checks, before any run, that an output file can be written (creating or truncating it
+/// is what writing it later will do anyway).
+pub(super) fn check_file_writable(path: &Path) -> Result<(), CliError> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+        .map_err(|source| CliError::File {
+            action: "write",
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Checks every optional output file.
+pub(super) fn check_outputs(paths: &[&Option<PathBuf>]) -> Result<(), CliError> {
+    paths
+        .iter()
+        .filter_map(|p| p.as_deref())
+        .try_for_each(check_file_writable)
+}
+
+pub(super) fn print_files(out: &mut dyn Write, files: &FailureFiles) -> std::io::Result<()> {
+    writeln!(out, "trace_file={}", files.trace_txt.display())?;
+    writeln!(out, "trace_json_file={}", files.trace_json.display())?;
+    writeln!(out, "repro_file={}", files.repro.display())
+}
+
+pub(super) fn write_text_bytes(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|source| CliError::File {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+    })
+}

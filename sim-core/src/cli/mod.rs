@@ -1,0 +1,270 @@
+//! The `sim` command line, as a builder systems register with.
+//!
+//! Output is `key=value` lines (or one JSON object per line with `--json`), so scripts and
+//! tests read results without parsing prose. Exit codes: 0 = no failure found, 1 = a failure
+//! found, 2 = a usage or input error, with a message that says what to fix.
+//!
+//! ```no_run
+//! use sim_core::cli::Cli;
+//! # let systems = Vec::new();
+//! std::process::exit(Cli::new(systems).replay_prefix("sim").main());
+//! ```
+//!
+//! One module per command: `list`, `run` (one input), `sweep` (a range of
+//! seeds), `replay` (a repro file, or raw input bytes with `--system`), `shrink` (a failing
+//! input made small, see [`crate::shrink`]) and `render` (a trace as a space-time diagram and
+//! a ShiViz log, see [`crate::render`]). What a run is — system, bug, every flag, input — is
+//! [`crate::run_spec`]'s, so replay commands, identities, repro files and file names are
+//! built there once; file formats are [`crate::repro`]'s.
+//!
+//! Every failure is reported with its replay command (printed *before* the run starts, so it
+//! survives a panic or a kill), its run identity (input, commit, toolchain, target, the flags
+//! that affect the run) and files under `--failures-dir` (default `target/sim-failures`):
+//! the readable trace, the JSON trace and a repro file; the last lines of the trace are
+//! printed where the whole trace is not.
+//!
+//! The wall clock is read here, and only here, to report runs per second and shrink time: it
+//! is outside every simulation and never reaches a decision.
+
+mod files;
+mod list;
+mod render;
+mod replay;
+mod run;
+mod shrink;
+mod sweep;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::repro::{BuildInfo, Repro, ReproError};
+use crate::run_spec::{RunFlags, Variant};
+use crate::shrink::ShrinkError;
+use crate::system::{self, SpecError, SystemSpec};
+
+pub use sweep::parse_seeds;
+
+/// Errors the command line reports with exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad system or bug name, or a flag the system does not read.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// `--seeds` is not `A..B`.
+    #[error("--seeds {0:?} is not a range; write it as START..END, e.g. --seeds 0..1000")]
+    BadSeeds(String),
+    /// A file could not be read or written.
+    #[error("cannot {action} {path}: {source}; check the path and its permissions")]
+    File {
+        /// "read" or "write".
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// An input file is larger than any input a run could use.
+    #[error("{path} is larger than {limit_bytes} bytes, more than any run reads; give a repro file or a fuzz input, not {path}")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap.
+        limit_bytes: u64,
+    },
+    /// Neither or both of `--system` and `--all`.
+    #[error("sweep needs exactly one of --system NAME or --all")]
+    SweepTarget,
+    /// `--bug` with `--all`.
+    #[error("--bug {0} selects one variant, but --all sweeps every system and bug; drop --bug, or sweep one with --system NAME --bug {0}")]
+    BugWithAll(String),
+    /// Output failed.
+    #[error("cannot write output: {0}")]
+    Output(#[from] std::io::Error),
+    /// A repro or trace file is malformed.
+    #[error("{path}: {source}")]
+    Repro {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: ReproError,
+    },
+    /// A raw input file was given to `replay` without saying which system runs it.
+    #[error("{0} holds raw input bytes, not a repro file; say which system runs them: sim replay --system NAME [--bug BUG] {0}")]
+    ReplayNeedsSystem(String),
+    /// A trace file was given where an input is expected.
+    #[error("{0} is a trace file (a recorded history), not an input; replay the repro file written next to it, or draw the trace with: sim render {0}")]
+    TraceNotInput(String),
+    /// A flag disagrees with the repro file it accompanies.
+    #[error("{0}; drop the flag (the repro file says how to run it) or use the matching value")]
+    ReproConflict(String),
+    /// The shrinker could not start.
+    #[error(transparent)]
+    Shrink(#[from] ShrinkError),
+    /// `--json` on a command that prints traces.
+    #[error(
+        "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
+    )]
+    JsonUnsupported(&'static str),
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sim",
+    about = "Deterministic simulation of distributed systems",
+    version
+)]
+struct Command {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Subcommand, Debug)]
+enum Action {
+    /// List the systems and their planted bugs.
+    List(list::ListArgs),
+    /// Run one input; print the replay line, the trace on failure, and a summary line.
+    Run(run::RunArgs),
+    /// Run a range of seeds and count failures.
+    Sweep(sweep::SweepArgs),
+    /// Replay a repro file (or raw input bytes with --system) and print its full trace.
+    Replay(replay::ReplayArgs),
+    /// Shrink a failing input; print the shrunk trace, write the shrunk input, summarise.
+    Shrink(shrink::ShrinkArgs),
+    /// Draw a trace as a space-time diagram (SVG) and export it for ShiViz.
+    Render(render::RenderArgs),
+}
+
+/// The variant a command runs: `--bug` and every run flag (see [`crate::run_spec`]).
+#[derive(Args, Debug, Clone)]
+struct VariantArgs {
+    /// The planted bug to enable (see `sim list`); unset = the correct system.
+    #[arg(long)]
+    bug: Option<String>,
+    #[command(flatten)]
+    flags: RunFlags,
+}
+
+/// Where results go.
+#[derive(Args, Debug, Clone)]
+struct OutputArgs {
+    /// Print JSON instead of key=value lines.
+    #[arg(long)]
+    json: bool,
+    /// Where failures' traces and repro files are written.
+    #[arg(long, value_name = "DIR", default_value = "target/sim-failures")]
+    failures_dir: PathBuf,
+}
+
+/// The `sim` command line over a set of systems.
+pub struct Cli {
+    systems: Vec<SystemSpec>,
+    replay_prefix: String,
+    build: BuildInfo,
+}
+
+impl Cli {
+    /// A command line for `systems`.
+    pub fn new(systems: Vec<SystemSpec>) -> Self {
+        Cli {
+            systems,
+            replay_prefix: "sim".to_string(),
+            build: BuildInfo::UNKNOWN,
+        }
+    }
+
+    /// What built this binary (commit, toolchain, target), printed with every failure.
+    pub fn build_info(mut self, build: BuildInfo) -> Self {
+        self.build = build;
+        self
+    }
+
+    /// How replay lines start, e.g. `cargo run --release -p systems --bin sim --`.
+    pub fn replay_prefix(mut self, prefix: &str) -> Self {
+        self.replay_prefix = prefix.to_string();
+        self
+    }
+
+    /// Parses the process arguments, runs, and returns the exit code.
+    pub fn main(self) -> i32 {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        self.execute(std::env::args_os(), &mut out)
+    }
+
+    /// Runs one command line, writing results to `out`; returns the exit code.
+    pub fn execute(
+        &self,
+        args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+        out: &mut dyn Write,
+    ) -> i32 {
+        let command = match Command::try_parse_from(args) {
+            Ok(c) => c,
+            Err(e) => {
+                let code = if e.use_stderr() { 2 } else { 0 };
+                let _ = e.print();
+                return code;
+            }
+        };
+        let result = match command.action {
+            Action::List(args) => list::execute(self, &args, out),
+            Action::Run(args) => run::execute(self, &args, out),
+            Action::Sweep(args) => sweep::execute(self, &args, out),
+            Action::Replay(args) => replay::execute(self, &args, out),
+            Action::Shrink(args) => shrink::execute(self, &args, out),
+            Action::Render(args) => render::execute(self, &args, out),
+        };
+        match result {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        }
+    }
+
+    /// The variant `--system NAME` with `args`' bug and flags.
+    fn variant(&self, system: &str, args: &VariantArgs) -> Result<Variant, CliError> {
+        let spec = system::find(&self.systems, system)?;
+        Ok(Variant::new(spec, args.bug.as_deref(), args.flags.clone())?)
+    }
+
+    /// The variant the repro file at `path` describes. The command line may repeat what the
+    /// file says; a system, bug or flag it sets to something else is refused.
+    fn variant_of_repro(
+        &self,
+        path: &Path,
+        repro: &Repro,
+        system: Option<&str>,
+        args: &VariantArgs,
+    ) -> Result<Variant, CliError> {
+        let file = path.display();
+        let mut conflicts = Vec::new();
+        if let Some(system) = system.filter(|s| *s != repro.system) {
+            conflicts.push(format!(
+                "--system {system} but the file says {}",
+                repro.system
+            ));
+        }
+        if let Some(bug) = args
+            .bug
+            .as_deref()
+            .filter(|b| Some(*b) != repro.bug.as_deref())
+        {
+            let theirs = repro.bug.as_deref().unwrap_or("none");
+            conflicts.push(format!("--bug {bug} but the file says {theirs}"));
+        }
+        conflicts.extend(args.flags.conflicts_with(&repro.flags));
+        if !conflicts.is_empty() {
+            let what = conflicts.join("; ");
+            return Err(CliError::ReproConflict(format!("{file}: {what}")));
+        }
+        Ok(Variant::of_repro(&self.systems, repro)?)
+    }
+}
+
+fn bug_label(bug: Option<&str>) -> &str {
+    bug.unwrap_or("correct")
+}

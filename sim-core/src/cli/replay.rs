@@ -1,0 +1,112 @@
+//! `sim replay`: a repro file (or raw input bytes with `--system`) run again with its full
+//! trace, checked strictly against the history hash the file pinned.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::files::{self, write_json};
+use super::{Cli, CliError, VariantArgs};
+use crate::choice::Input;
+use crate::repro::{InputFile, TraceFile};
+use crate::run_spec::RunSpec;
+use crate::sim::Report;
+use crate::trace::render_lines;
+
+#[derive(Args, Debug)]
+pub(super) struct ReplayArgs {
+    /// A repro file (*.repro.json), or a raw input file together with --system.
+    file: PathBuf,
+    /// The system, for a raw input file (a repro file names its own).
+    #[arg(long)]
+    system: Option<String>,
+    /// Write the machine-readable (JSON) trace to PATH.
+    #[arg(long, value_name = "PATH")]
+    trace_json: Option<PathBuf>,
+    /// Not supported: replay prints a trace (use --trace-json PATH).
+    #[arg(long, hide = true)]
+    json: bool,
+    #[command(flatten)]
+    variant: VariantArgs,
+}
+
+/// What a repro file pinned, for the strict check.
+struct Pinned {
+    hash: Option<String>,
+}
+
+pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    if args.json {
+        return Err(CliError::JsonUnsupported("replay"));
+    }
+    let (run, pinned) = run_spec(cli, args)?;
+    files::check_outputs(&[&args.trace_json])?;
+    let file = args.file.display();
+    let replay = match pinned.hash {
+        Some(_) => format!("{} replay {file}", cli.replay_prefix),
+        None => format!("{} replay {} {file}", cli.replay_prefix, run.variant.args()),
+    };
+    writeln!(out, "replay={replay}")?;
+    out.flush()?;
+    let report = run.run_traced();
+    let outcome = &report.outcome;
+    write!(out, "{}", render_lines(report.history.events()))?;
+    if outcome.class.is_failure() {
+        writeln!(out, "message={:?}", outcome.message)?;
+    }
+    if let Some(path) = &args.trace_json {
+        write_json(
+            path,
+            &TraceFile::of_run(&run, outcome, report.history.events()),
+        )?;
+        writeln!(out, "trace_json={}", path.display())?;
+    }
+    writeln!(out, "{}", run.identity(cli.build))?;
+    let strict = check_strict(&pinned, &report, out)?;
+    writeln!(out, "input={}", run.input_identity())?;
+    writeln!(out, "{}", outcome.summary_line())?;
+    Ok(i32::from(outcome.class.is_failure() || !strict))
+}
+
+/// The run the file describes: a repro's variant and input, or raw bytes on `--system`.
+fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError> {
+    let path = &args.file;
+    match files::read_input(path)? {
+        InputFile::Repro(repro) => {
+            let variant =
+                cli.variant_of_repro(path, &repro, args.system.as_deref(), &args.variant)?;
+            let bytes = files::repro_input(path, &repro)?;
+            let pinned = Pinned {
+                hash: repro.history_hash.clone(),
+            };
+            Ok((RunSpec::new(variant, Input::Bytes(bytes)), pinned))
+        }
+        InputFile::Raw(bytes) => {
+            let name = args
+                .system
+                .as_deref()
+                .ok_or_else(|| CliError::ReplayNeedsSystem(path.display().to_string()))?;
+            let variant = cli.variant(name, &args.variant)?;
+            Ok((
+                RunSpec::new(variant, Input::Bytes(bytes)),
+                Pinned { hash: None },
+            ))
+        }
+        InputFile::Trace(_) => Err(CliError::TraceNotInput(path.display().to_string())),
+    }
+}
+
+/// Prints the strict check against the pinned hash, if any; false if it diverged.
+fn check_strict(pinned: &Pinned, report: &Report, out: &mut dyn Write) -> Result<bool, CliError> {
+    let Some(hash) = &pinned.hash else {
+        return Ok(true);
+    };
+    let got = format!("{:016x}", report.outcome.history_hash);
+    let strict = *hash == got;
+    writeln!(out, "pinned_history_hash={hash} strict={strict}")?;
+    if !strict {
+        writeln!(out, "message=\"the replay diverged from the pinned history: the system or the framework changed since the file was written, or a run depends on something outside its input\"")?;
+    }
+    Ok(strict)
+}

@@ -1,0 +1,463 @@
+//! The description of a run: which system, which planted bug, every flag that changes the
+//! run, and the input.
+//!
+//! One description serves every producer and consumer of runs: `sim run`, `sweep`, `shrink`
+//! and `replay`, the fuzz harness, repro files, run identities, replay commands and the names
+//! of failure files. A flag lives in [`RunFlags`] once; everything else derives from it, so no
+//! place can record a flag that another place forgot.
+//!
+//! * [`RunFlags`]: the flags beyond system and bug (`--pinned`, `--strategy`, `--faults`, ...),
+//!   parsed by clap, stored in repro files by serde, applied to [`RunOptions`] in one method.
+//! * [`Variant`]: a system, its bug and its flags — what a sweep or a fuzzer holds fixed.
+//! * [`RunSpec`]: a variant and one [`Input`] — one run, nameable, replayable, recordable.
+//!
+//! # Adding a flag
+//!
+//! 1. Add a field to [`RunFlags`] with its `#[arg(long, ...)]` (how the command line spells it;
+//!    a `value_parser` that refuses bad values with a message that names the fix) and its
+//!    `#[serde(default, ...)]` (repro files written before the flag existed lack it). A flag
+//!    that takes a value must serialise (serde) to the text the command line takes, so the
+//!    replay command can be written back from the stored value; a plain switch is a `bool`.
+//! 2. Say what it does in [`RunFlags::apply`] — the compiler points there, because it
+//!    destructures every field.
+//! 3. Give its values in [`RunFlags::EXAMPLES`] (the repro round-trip test runs every
+//!    command over them and fails for a flag that has none).
+//! 4. If only some systems read it, list it in [`RunFlags::SYSTEM_SPECIFIC`]; a system that
+//!    reads it names it in its [`SystemSpec::flags`], and the others refuse it rather than
+//!    silently ignore it.
+//!
+//! Nothing else changes: the replay command, the run identity, the repro file, failure-file
+//! names and the conflict check between a repro file and the command line walk the fields
+//! generically (clap gives their order and spelling, serde their values).
+//!
+//! ```
+//! use sim_core::choice::Input;
+//! use sim_core::run_spec::{RunFlags, RunSpec, Variant};
+//! use sim_core::sim::Sim;
+//! use sim_core::system::{RunOptions, SystemSpec};
+//!
+//! fn build(opts: &RunOptions) -> Sim { Sim::new(opts.config.clone()) }
+//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], build };
+//!
+//! let flags = RunFlags::parse_args(["--strategy", "pct", "--faults", "all"]).unwrap();
+//! let run = RunSpec::new(Variant::new(&TOY, None, flags).unwrap(), Input::Seed(5));
+//! assert_eq!(run.variant.args(), "--system toy --strategy pct --faults all");
+//! assert_eq!(run.run_command("sim", None), "sim run --system toy --strategy pct --faults all --seed 5");
+//! assert_eq!(run.stem(), "toy-correct-strategy-pct-faults-all-seed-5");
+//! let repro = run.repro(vec![1, 2], "seed:5");
+//! assert_eq!(repro.flags, run.variant.flags, "a repro records every flag");
+//! ```
+
+use std::fmt;
+
+use clap::{Args, FromArgMatches};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::choice::Input;
+use crate::net::Faults;
+use crate::repro::{self, BuildInfo, Repro, RunIdentity};
+use crate::rt::Strategy;
+use crate::sim::Report;
+use crate::system::{RunOptions, SpecError, SystemSpec};
+use crate::trace::Recording;
+
+/// Every flag that changes a run besides the system and its bug. See the module docs for how
+/// to add one.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFlags {
+    /// Fix the workload so only the schedule varies (systems that read it: `sim list --json`).
+    #[arg(long)]
+    #[serde(default)]
+    pub pinned: bool,
+    /// Scheduling strategy: uniform, pct or fifo.
+    #[arg(long, default_value = "uniform", value_parser = parse_strategy)]
+    #[serde(default, with = "strategy_text")]
+    pub strategy: Strategy,
+    /// Network faults: off, swarm (a profile drawn per run) or all; unset = the system's own.
+    #[arg(long, value_parser = FaultsFlag::parse)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<FaultsFlag>,
+}
+
+impl RunFlags {
+    /// Flags only some systems read; a system lists the ones it reads in
+    /// [`SystemSpec::flags`], and a run that sets another is refused.
+    pub const SYSTEM_SPECIFIC: &'static [&'static str] = &["pinned"];
+
+    /// The values of each flag (clap id) that tests run every command over. A switch is
+    /// listed with `"true"`.
+    pub const EXAMPLES: &'static [(&'static str, &'static [&'static str])] = &[
+        ("pinned", &["true"]),
+        ("strategy", &["uniform", "pct", "fifo"]),
+        ("faults", &["off", "swarm", "all"]),
+    ];
+
+    /// Sets what each flag does on the options a system builds its run from.
+    pub fn apply(&self, opts: &mut RunOptions) {
+        // Destructured, so a new field cannot be forgotten here.
+        let RunFlags {
+            pinned,
+            strategy,
+            faults,
+        } = self;
+        opts.pinned = *pinned;
+        opts.config.strategy = *strategy;
+        opts.faults = faults.as_ref().map(FaultsFlag::faults);
+    }
+
+    /// Parses flags as the command line spells them (`["--faults", "all"]`).
+    pub fn parse_args<I, T>(args: I) -> Result<RunFlags, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let argv = std::iter::once(std::ffi::OsString::from("flags"))
+            .chain(args.into_iter().map(Into::into));
+        let matches = Self::command().try_get_matches_from(argv)?;
+        RunFlags::from_arg_matches(&matches)
+    }
+
+    /// The flags set away from their default, in declared order, as `--name [value]` words.
+    pub fn to_args(&self) -> Vec<String> {
+        let (values, defaults) = (self.values(), RunFlags::default().values());
+        let mut words = Vec::new();
+        for arg in Self::command().get_arguments() {
+            let id = arg.get_id().as_str();
+            let value = values.get(id).unwrap_or(&Value::Null);
+            if value == defaults.get(id).unwrap_or(&Value::Null) {
+                continue;
+            }
+            words.push(format!("--{}", arg.get_long().unwrap_or(id)));
+            if arg.get_action().takes_values() {
+                words.push(value_text(value));
+            }
+        }
+        words
+    }
+
+    /// Where a command line's flags (`self`) contradict the flags a repro file recorded: one
+    /// message per flag set away from its default to another value than the file's.
+    pub fn conflicts_with(&self, recorded: &RunFlags) -> Vec<String> {
+        let (ours, theirs) = (self.values(), recorded.values());
+        let defaults = RunFlags::default().values();
+        let get = |m: &Map<String, Value>, id: &str| m.get(id).cloned().unwrap_or(Value::Null);
+        Self::command()
+            .get_arguments()
+            .map(|arg| arg.get_id().as_str().to_string())
+            .filter(|id| get(&ours, id) != get(&defaults, id) && get(&ours, id) != get(&theirs, id))
+            .map(|id| {
+                format!(
+                    "--{id} {} but the file says {}",
+                    value_text(&get(&ours, &id)),
+                    value_text(&get(&theirs, &id))
+                )
+            })
+            .collect()
+    }
+
+    /// The flags among [`RunFlags::SYSTEM_SPECIFIC`] set away from their default.
+    pub fn system_specific_set(&self) -> Vec<&'static str> {
+        let (values, defaults) = (self.values(), RunFlags::default().values());
+        Self::SYSTEM_SPECIFIC
+            .iter()
+            .copied()
+            .filter(|id| values.get(*id) != defaults.get(*id))
+            .collect()
+    }
+
+    fn command() -> clap::Command {
+        RunFlags::augment_args(clap::Command::new("flags").no_binary_name(false))
+    }
+
+    fn values(&self) -> Map<String, Value> {
+        match serde_json::to_value(self).expect("run flags serialise") {
+            Value::Object(map) => map,
+            other => unreachable!("run flags serialise to an object, not {other}"),
+        }
+    }
+}
+
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => "unset".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_strategy(text: &str) -> Result<Strategy, String> {
+    Strategy::parse(text)
+        .ok_or_else(|| format!("--strategy {text:?} is unknown; use uniform, pct or fifo"))
+}
+
+/// Serde for a [`Strategy`] as its command-line name, refusing unknown names.
+mod strategy_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::rt::Strategy;
+
+    pub fn serialize<S: Serializer>(strategy: &Strategy, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(strategy.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_strategy(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A `--faults` value as written (`off`, `swarm`, `all`), checked when made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct FaultsFlag(String);
+
+impl FaultsFlag {
+    /// Checks `text` names a fault setting.
+    pub fn parse(text: &str) -> Result<FaultsFlag, String> {
+        match Faults::parse(text) {
+            Some(_) => Ok(FaultsFlag(text.to_string())),
+            None => Err(format!(
+                "--faults {text:?} is unknown; use off, swarm or all"
+            )),
+        }
+    }
+
+    /// The setting it names.
+    pub fn faults(&self) -> Faults {
+        Faults::parse(&self.0).expect("a FaultsFlag is checked when made")
+    }
+
+    /// The text as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for FaultsFlag {
+    type Error = String;
+    fn try_from(text: String) -> Result<FaultsFlag, String> {
+        FaultsFlag::parse(&text)
+    }
+}
+
+impl From<FaultsFlag> for String {
+    fn from(flag: FaultsFlag) -> String {
+        flag.0
+    }
+}
+
+/// A system, its planted bug and its flags: everything of a run but the input.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// The system under test.
+    pub system: SystemSpec,
+    /// The planted bug (`None` = the correct system), checked against the system's bugs.
+    pub bug: Option<&'static str>,
+    /// Every other flag.
+    pub flags: RunFlags,
+}
+
+impl Variant {
+    /// A variant of `system`; refuses a bug it does not have and a system-specific flag it
+    /// does not read.
+    pub fn new(
+        system: &SystemSpec,
+        bug: Option<&str>,
+        flags: RunFlags,
+    ) -> Result<Variant, SpecError> {
+        let bug = system.options(bug)?.bug;
+        if let Some(flag) = flags
+            .system_specific_set()
+            .into_iter()
+            .find(|f| !system.flags.contains(f))
+        {
+            return Err(SpecError::UnsupportedFlag {
+                system: system.name.to_string(),
+                flag: flag.to_string(),
+            });
+        }
+        Ok(Variant {
+            system: *system,
+            bug,
+            flags,
+        })
+    }
+
+    /// The options the system builds its run from.
+    pub fn options(&self) -> RunOptions {
+        let mut opts = self
+            .system
+            .options(self.bug)
+            .expect("the bug was checked when made");
+        self.flags.apply(&mut opts);
+        opts
+    }
+
+    /// The same options with every event recorded (for traces).
+    pub fn recording_options(&self) -> RunOptions {
+        let mut opts = self.options();
+        opts.config.recording = Recording::Full;
+        opts
+    }
+
+    /// `--system S [--bug B] [flags...]`: the command-line words that select this variant.
+    pub fn args(&self) -> String {
+        let mut words = vec!["--system".to_string(), self.system.name.to_string()];
+        if let Some(bug) = self.bug {
+            words.extend(["--bug".to_string(), bug.to_string()]);
+        }
+        words.extend(self.flags.to_args());
+        words.join(" ")
+    }
+
+    /// `system-bug[-flag-value...]`: the start of failure-file names, distinct per flag set.
+    pub fn stem(&self) -> String {
+        let mut stem = format!("{}-{}", self.system.name, self.bug.unwrap_or("correct"));
+        for word in self.flags.to_args() {
+            stem.push('-');
+            stem.extend(word.trim_start_matches('-').chars().map(file_safe));
+        }
+        stem
+    }
+
+    /// The variant a repro file describes, found among `systems`.
+    pub fn of_repro(systems: &[SystemSpec], repro: &Repro) -> Result<Variant, SpecError> {
+        let system = crate::system::find(systems, &repro.system)?;
+        Variant::new(system, repro.bug.as_deref(), repro.flags.clone())
+    }
+
+    /// One run of `input`.
+    pub fn run(&self, input: &Input) -> Report {
+        (self.system.build)(&self.options()).run_input(input)
+    }
+}
+
+fn file_safe(c: char) -> char {
+    if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '+' | '_') {
+        c
+    } else {
+        '_'
+    }
+}
+
+/// One run: a [`Variant`] and its input.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// System, bug and flags.
+    pub variant: Variant,
+    /// The input.
+    pub input: Input,
+}
+
+impl RunSpec {
+    /// The run of `input` on `variant`.
+    pub fn new(variant: Variant, input: Input) -> RunSpec {
+        RunSpec { variant, input }
+    }
+
+    /// `seed:N` or `bytes:LEN:HASH`.
+    pub fn input_identity(&self) -> String {
+        repro::input_identity(&self.input)
+    }
+
+    /// The command that runs this again: `PREFIX run --system S ... --seed N`, or
+    /// `... --input FILE` for bytes (`FILE` = `input_file`, or `INPUT_FILE` if unknown).
+    pub fn run_command(&self, prefix: &str, input_file: Option<&str>) -> String {
+        let input = match &self.input {
+            Input::Seed(seed) => format!("--seed {seed}"),
+            Input::Bytes(_) => format!("--input {}", input_file.unwrap_or("INPUT_FILE")),
+        };
+        format!("{prefix} run {} {input}", self.variant.args())
+    }
+
+    /// The run identity printed with a failure.
+    pub fn identity(&self, build: BuildInfo) -> RunIdentity {
+        RunIdentity {
+            input: self.input_identity(),
+            build,
+            flags: self.variant.args(),
+        }
+    }
+
+    /// `system-bug[-flags]-seed-N` or `...-bytes-HASH`: the stem of this run's failure files.
+    pub fn stem(&self) -> String {
+        let input = match &self.input {
+            Input::Seed(seed) => format!("seed-{seed}"),
+            Input::Bytes(b) => format!("bytes-{:016x}", crate::trace::stable_hash_bytes(b)),
+        };
+        format!("{}-{input}", self.variant.stem())
+    }
+
+    /// A repro of this variant on `bytes` (the run's input re-encoded), nothing pinned yet.
+    pub fn repro(&self, bytes: Vec<u8>, origin: &str) -> Repro {
+        let mut repro = Repro::new(self.variant.system.name, self.variant.bug, bytes);
+        repro.flags = self.variant.flags.clone();
+        repro.origin = origin.to_string();
+        repro
+    }
+
+    /// Runs with every event recorded (for traces).
+    pub fn run_traced(&self) -> Report {
+        (self.variant.system.build)(&self.variant.recording_options()).run_input(&self.input)
+    }
+
+    /// Runs with every event recorded; also returns the input re-encoded as bytes.
+    pub fn run_recorded(&self) -> (Report, Vec<u8>) {
+        (self.variant.system.build)(&self.variant.recording_options()).run_recorded(&self.input)
+    }
+}
+
+impl fmt::Display for RunSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.variant.args(), self.input_identity())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_what_the_command_line_gives_without_flags() {
+        assert_eq!(
+            RunFlags::parse_args::<[&str; 0], &str>([]).unwrap(),
+            RunFlags::default()
+        );
+        assert!(RunFlags::default().to_args().is_empty());
+    }
+
+    #[test]
+    fn every_flag_has_examples_and_round_trips_through_args_and_serde() {
+        let command = RunFlags::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            let (_, values) = RunFlags::EXAMPLES
+                .iter()
+                .find(|(name, _)| *name == id)
+                .unwrap_or_else(|| panic!("--{id} has no EXAMPLES"));
+            for value in *values {
+                let words: Vec<String> = if arg.get_action().takes_values() {
+                    vec![format!("--{id}"), value.to_string()]
+                } else {
+                    vec![format!("--{id}")]
+                };
+                let flags = RunFlags::parse_args(&words).unwrap();
+                let again = RunFlags::parse_args(flags.to_args()).unwrap();
+                assert_eq!(again, flags, "{words:?}");
+                let json = serde_json::to_string(&flags).unwrap();
+                assert_eq!(serde_json::from_str::<RunFlags>(&json).unwrap(), flags);
+            }
+        }
+    }
+
+    #[test]
+    fn conflicts_name_only_flags_set_to_another_value() {
+        let file = RunFlags::parse_args(["--faults", "all", "--pinned"]).unwrap();
+        assert!(RunFlags::default().conflicts_with(&file).is_empty());
+        assert!(file.conflicts_with(&file).is_empty());
+        let other = RunFlags::parse_args(["--faults", "off"]).unwrap();
+        let said = other.conflicts_with(&file);
+        assert_eq!(said, ["--faults off but the file says all"]);
+    }
+}
