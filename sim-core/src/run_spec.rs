@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::choice::Input;
-use crate::net::Faults;
+use crate::faults::FaultSelection;
 use crate::repro::{self, BuildInfo, Repro, RunIdentity};
 use crate::rt::Strategy;
 use crate::sim::Report;
@@ -74,7 +74,13 @@ pub struct RunFlags {
     #[arg(long, default_value = "uniform", value_parser = parse_strategy)]
     #[serde(default, with = "strategy_text")]
     pub strategy: Strategy,
-    /// Network faults: off, swarm (a profile drawn per run) or all; unset = the system's own.
+    /// Faults: off; swarm (network faults, a profile drawn per run); all (every network
+    /// fault); a list of kinds, e.g. partition,clog,crash (each at its swarm maximum); or
+    /// swarm:LIST, e.g. swarm:partition,clog,disk (drawn per run over those kinds only).
+    /// Kinds: loss dup reorder partition clog stall reset silent refuse blackhole (group
+    /// net); skew jump late-timer (group clock: per-node wall clocks, late timers); crash
+    /// stop pause (group lifecycle: the nemesis); disk. Clock, lifecycle and disk faults are
+    /// on only when listed. Unset = the system's own choice.
     #[arg(long, value_parser = FaultsFlag::parse)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultsFlag>,
@@ -90,7 +96,10 @@ impl RunFlags {
     pub const EXAMPLES: &'static [(&'static str, &'static [&'static str])] = &[
         ("pinned", &["true"]),
         ("strategy", &["uniform", "pct", "fifo"]),
-        ("faults", &["off", "swarm", "all"]),
+        (
+            "faults",
+            &["off", "swarm", "all", "swarm:partition,skew,pause"],
+        ),
     ];
 
     /// Sets what each flag does on the options a system builds its run from.
@@ -103,7 +112,10 @@ impl RunFlags {
         } = self;
         opts.pinned = *pinned;
         opts.config.strategy = *strategy;
-        opts.faults = faults.as_ref().map(FaultsFlag::faults);
+        opts.faults = None;
+        if let Some(faults) = faults {
+            opts.apply_faults(faults.selection());
+        }
     }
 
     /// Parses flags as the command line spells them (`["--faults", "all"]`).
@@ -207,7 +219,8 @@ mod strategy_text {
     }
 }
 
-/// A `--faults` value as written (`off`, `swarm`, `all`), checked when made.
+/// A `--faults` value as written (`off`, `swarm`, `all`, a list of kinds, `swarm:<list>`: see
+/// [`FaultSelection`]), checked when made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct FaultsFlag(String);
@@ -215,17 +228,14 @@ pub struct FaultsFlag(String);
 impl FaultsFlag {
     /// Checks `text` names a fault setting.
     pub fn parse(text: &str) -> Result<FaultsFlag, String> {
-        match Faults::parse(text) {
-            Some(_) => Ok(FaultsFlag(text.to_string())),
-            None => Err(format!(
-                "--faults {text:?} is unknown; use off, swarm or all"
-            )),
-        }
+        text.parse::<FaultSelection>()
+            .map(|_| FaultsFlag(text.to_string()))
+            .map_err(|e| format!("--faults {text:?}: {e}"))
     }
 
-    /// The setting it names.
-    pub fn faults(&self) -> Faults {
-        Faults::parse(&self.0).expect("a FaultsFlag is checked when made")
+    /// The selection it names.
+    pub fn selection(&self) -> FaultSelection {
+        self.0.parse().expect("a FaultsFlag is checked when made")
     }
 
     /// The text as written.

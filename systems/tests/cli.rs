@@ -202,7 +202,19 @@ fn usage_and_input_errors_exit_2_and_say_what_to_fix() {
             vec![
                 "run", "--system", "two-pc", "--seed", "1", "--faults", "some",
             ],
-            "off, swarm or all",
+            "use off, swarm, all, a list of kinds",
+        ),
+        (
+            vec![
+                "run",
+                "--system",
+                "two-pc",
+                "--seed",
+                "1",
+                "--faults",
+                "swarm:partition,flood",
+            ],
+            "\"flood\"; use off, swarm, all",
         ),
     ] {
         let o = sim(&args);
@@ -313,4 +325,23 @@ fn a_shrunk_repro_replays_strictly_in_a_fresh_process() {
     assert_eq!(value(&replay, "invariant").as_deref(), Some("atomicity"));
     assert_eq!(value(&replay, "steps"), value(&shrunk, "events_after"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--faults` takes lists of kinds and swarms over a subset, and `sim run --help` says so.
+#[test]
+fn faults_take_lists_of_kinds_and_the_help_names_them() {
+    let help = stdout(&sim(&["run", "--help"]));
+    for word in ["swarm:LIST", "late-timer", "lifecycle", "crash", "disk"] {
+        assert!(help.contains(word), "--help mentions {word}: {help}");
+    }
+    for faults in ["crash,pause", "swarm:net,clock,lifecycle"] {
+        let out = stdout(&sim(&[
+            "run", "--system", "echo", "--seed", "3", "--faults", faults,
+        ]));
+        assert!(out.contains("class=pass"), "{faults}: {out}");
+        assert!(
+            out.contains(&format!("--faults {faults}")),
+            "the replay line keeps it: {out}"
+        );
+    }
 }
