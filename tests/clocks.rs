@@ -351,3 +351,46 @@ fn every_new_fault_on_is_still_deterministic() {
     assert!(hashes.len() >= 19, "seeds give different histories");
     assert!(lifecycle_events > 0, "the faults did fire");
 }
+
+/// Clock and lifecycle faults cost nothing when off: the example systems under their own
+/// defaults, and under `--faults swarm`, draw nothing for clocks or the nemesis (so their
+/// histories are the ones they had before these faults existed); with them on, they do.
+#[test]
+fn new_fault_kinds_draw_nothing_when_off() {
+    use sim_core::choice::Input;
+    let labels = |spec: &sim_core::system::SystemSpec, faults: Option<&str>, seed: u64| {
+        let mut opts = spec.options(None).unwrap();
+        if let Some(f) = faults {
+            opts.apply_faults(f.parse().unwrap());
+        }
+        let (_, draws) = (spec.build)(&opts).run_logged(&Input::Seed(seed));
+        draws
+            .into_iter()
+            .filter(|d| {
+                ["time.clock.", "time.swarm.", "time.fault.", "nemesis."]
+                    .iter()
+                    .any(|p| d.label.starts_with(p))
+            })
+            .map(|d| d.label)
+            .collect::<Vec<_>>()
+    };
+    for spec in [systems::echo::SPEC, systems::two_pc::SPEC] {
+        for seed in 0..20 {
+            assert_eq!(
+                labels(&spec, None, seed),
+                Vec::<String>::new(),
+                "{}",
+                spec.name
+            );
+            assert_eq!(labels(&spec, Some("swarm"), seed), Vec::<String>::new());
+        }
+        let on: usize = (0..20)
+            .map(|seed| labels(&spec, Some("swarm:clock,lifecycle"), seed).len())
+            .sum();
+        assert!(
+            on > 0,
+            "{}: with them on, clocks and the nemesis draw",
+            spec.name
+        );
+    }
+}
