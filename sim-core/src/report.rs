@@ -90,7 +90,9 @@ pub struct Outcome {
     pub steps: u64,
     /// Virtual time at the end, nanoseconds.
     pub sim_time_ns: u64,
-    /// The stable history hash.
+    /// The stable history hash; in JSON the 16 hex digits of the summary line (a number
+    /// above 2^53 loses precision in most JSON parsers). Older files' numbers still read.
+    #[serde(with = "hash_hex")]
     pub history_hash: u64,
     /// True if a byte input ran out before the run ended (the rest ran on defaults).
     pub input_exhausted: bool,
@@ -112,5 +114,66 @@ impl Outcome {
     /// True when `other` is the same failure: same class and same invariant.
     pub fn same_failure(&self, other: &Outcome) -> bool {
         self.class == other.class && self.invariant == other.invariant
+    }
+}
+
+/// Serde for a 64-bit hash as 16 lower-case hex digits; reads that, or a JSON number.
+pub(crate) mod hash_hex {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(hash: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{hash:016x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Hex(String),
+            Number(u64),
+        }
+        match Either::deserialize(d)? {
+            Either::Number(n) => Ok(n),
+            Either::Hex(text) => parse(&text).ok_or_else(|| {
+                de::Error::custom(format!("history_hash {text:?} is not 16 hex digits"))
+            }),
+        }
+    }
+
+    /// 16 hex digits, either case.
+    pub fn parse(text: &str) -> Option<u64> {
+        (text.len() == 16 && text.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| u64::from_str_radix(text, 16).ok())
+            .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_hex_in_json_and_old_numbers_still_read() {
+        let outcome = Outcome {
+            class: Class::Pass,
+            invariant: None,
+            message: String::new(),
+            steps: 1,
+            sim_time_ns: 0,
+            history_hash: u64::MAX - 1,
+            input_exhausted: false,
+        };
+        let json = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(json["history_hash"], "fffffffffffffffe");
+        assert_eq!(
+            serde_json::from_value::<Outcome>(json.clone()).unwrap(),
+            outcome
+        );
+        let mut old = json;
+        old["history_hash"] = serde_json::json!(7u64);
+        assert_eq!(
+            serde_json::from_value::<Outcome>(old).unwrap().history_hash,
+            7
+        );
     }
 }

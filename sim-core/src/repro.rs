@@ -13,7 +13,9 @@
 //!   "bug": "first-vote-wins",
 //!   "pinned": false,
 //!   "strategy": "uniform",
+//!   "faults": "all",
 //!   "input_hex": "0300000001",
+//!   "input_hash": "59635947ef281541",
 //!   "origin": "seed:11",
 //!   "history_hash": "082921fbc28ee40a",
 //!   "class": "correctness",
@@ -22,13 +24,22 @@
 //! }
 //! ```
 //!
+//! * `pinned`, `strategy`, `faults` (and any later flag) are the run's
+//!   [`crate::run_spec::RunFlags`], written wherever a repro is written; an absent
+//!   flag takes its default.
 //! * `input_hex` is the byte input (always bytes: a seed is re-encoded through its draw log,
 //!   see [`crate::choice::Recorder`]); `origin` says where it came from and is informational.
 //! * `history_hash` is the pinned hash: a replay that does not reproduce it exactly is a
 //!   diverged replay, not the same failure. `class`, `invariant` and `steps` are what the run
 //!   ended with when the file was written.
-//! * A reader rejects another `format` and any `version` newer than it knows, with a message
-//!   that says so. Unknown fields are ignored, so later versions may add fields.
+//! * `input_hash` is the input's stable hash: a replay whose `input_hex` no longer matches it
+//!   says the input was edited instead of blaming nondeterminism.
+//! * A reader rejects another `format`, a `version` it never wrote (0) or newer than it knows,
+//!   a `history_hash` that is not 16 hex digits (either case), a `class` that is not an
+//!   outcome class, and unknown flag values, each with a message that says so. Unknown fields
+//!   are ignored, so later versions may add fields.
+//! * Files are recognised by parsing ([`InputFile::recognise`]): a byte-order mark,
+//!   surrounding whitespace and any field order are fine.
 //!
 //! A plain byte file (a fuzzer's input, or `--save-input`) is the same input without the
 //! system: replay it with `sim replay --system NAME [--bug B] FILE`.
@@ -56,7 +67,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Input;
-use crate::report::Outcome;
+use crate::report::{hash_hex, Class, Outcome};
 use crate::run_spec::{RunFlags, RunSpec};
 use crate::sim::Report;
 use crate::trace::{render_lines, stable_hash_bytes, Event};
@@ -95,6 +106,24 @@ pub enum ReproError {
         /// The file's version.
         found: u32,
     },
+    /// A version this crate never wrote (0).
+    #[error("repro version {found} is not a version of the format (1 to {REPRO_VERSION}); the file was edited or damaged: write it again with `sim run`")]
+    BadVersion {
+        /// The file's version.
+        found: u32,
+    },
+    /// `history_hash` is not 16 hex digits.
+    #[error("history_hash {found:?} is not 16 hex digits; the file was edited or damaged: write it again with `sim run`, or remove the field to replay without a strict check")]
+    BadHash {
+        /// What the file says.
+        found: String,
+    },
+    /// `class` names no outcome class.
+    #[error("class {found:?} is not an outcome class (pass, correctness, panic, deadlock, liveness, diverged, inconclusive, excused); the file was edited or damaged")]
+    BadClass {
+        /// What the file says.
+        found: String,
+    },
     /// `input_hex` is not hex.
     #[error("input_hex is not an even-length string of hex digits (bad at character {at})")]
     BadHex {
@@ -120,6 +149,10 @@ pub struct Repro {
     pub flags: RunFlags,
     /// The byte input, hex.
     pub input_hex: String,
+    /// The input's stable hash (16 hex digits), so a replay tells an edited input from a
+    /// diverged run. Absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_hash: Option<String>,
     /// Where the input came from (`seed:11`, `shrunk from seed:11`, a file hash).
     #[serde(default)]
     pub origin: String,
@@ -146,6 +179,7 @@ impl Repro {
             system: system.to_string(),
             bug: bug.map(str::to_string),
             flags: RunFlags::default(),
+            input_hash: Some(format!("{:016x}", stable_hash_bytes(&input))),
             input_hex: to_hex(&input),
             origin: String::new(),
             history_hash: None,
@@ -195,12 +229,80 @@ impl Repro {
         if let Some(v) = head.version.filter(|&v| v > REPRO_VERSION) {
             return Err(ReproError::TooNew { found: v });
         }
-        let repro: Repro = serde_json::from_str(text).map_err(|source| ReproError::Parse {
+        let mut repro: Repro = serde_json::from_str(text).map_err(|source| ReproError::Parse {
             expected: REPRO_FORMAT,
             source,
         })?;
-        repro.input()?;
+        repro.validate()?;
         Ok(repro)
+    }
+
+    /// Checks every field a reader relies on, and writes the pinned hash in lower case.
+    fn validate(&mut self) -> Result<(), ReproError> {
+        if self.version == 0 {
+            return Err(ReproError::BadVersion {
+                found: self.version,
+            });
+        }
+        if let Some(hash) = &self.history_hash {
+            if hash_hex::parse(hash).is_none() {
+                return Err(ReproError::BadHash {
+                    found: hash.clone(),
+                });
+            }
+            self.history_hash = Some(hash.to_ascii_lowercase());
+        }
+        if let Some(class) = self.class.as_deref().filter(|c| Class::parse(c).is_none()) {
+            return Err(ReproError::BadClass {
+                found: class.to_string(),
+            });
+        }
+        self.input().map(drop)
+    }
+
+    /// True when `input_hex` still hashes to `input_hash` (or the file predates that field).
+    pub fn input_intact(&self) -> bool {
+        match (&self.input_hash, self.input()) {
+            (None, _) => true,
+            (Some(hash), Ok(bytes)) => {
+                hash.eq_ignore_ascii_case(&format!("{:016x}", stable_hash_bytes(&bytes)))
+            }
+            (Some(_), Err(_)) => false,
+        }
+    }
+
+    /// Checks a replay's `outcome` against what the file pinned: `Ok` if it reproduced the
+    /// history hash and the recorded class, invariant and steps exactly; otherwise the most
+    /// likely reason, in words. A file without a pinned hash has nothing to check.
+    pub fn check_replay(&self, outcome: &Outcome) -> Result<(), String> {
+        if !self.input_intact() {
+            return Err("the file's input_hex no longer matches its input_hash: the input itself was edited, so this is another run; write the repro again from its origin".to_string());
+        }
+        let Some(pinned) = &self.history_hash else {
+            return Ok(());
+        };
+        if *pinned != format!("{:016x}", outcome.history_hash) {
+            let edited = if self.input_hash.is_none() {
+                " or the file's input_hex was edited,"
+            } else {
+                ""
+            };
+            return Err(format!("the replay diverged from the pinned history: the system or the framework changed since the file was written,{edited} or a run depends on something outside its input"));
+        }
+        let recorded = (self.class.as_deref(), self.invariant.as_deref(), self.steps);
+        let got = (
+            Some(outcome.class.name()),
+            outcome.invariant.as_deref(),
+            Some(outcome.steps),
+        );
+        let same = |a: Option<&str>, b: Option<&str>| a.is_none() || a == b;
+        if !same(recorded.0, got.0)
+            || (recorded.0.is_some() && recorded.1 != got.1)
+            || recorded.2.is_some_and(|s| Some(s) != got.2)
+        {
+            return Err(format!("the run reproduces the pinned hash but not the file's class={} invariant={} steps={}: those fields were edited", recorded.0.unwrap_or("none"), recorded.1.unwrap_or("none"), recorded.2.map_or("none".to_string(), |s| s.to_string())));
+        }
+        Ok(())
     }
 }
 
@@ -492,6 +594,12 @@ mod tests {
         assert_eq!(from_hex("0A0b").unwrap(), [10, 11]);
         assert!(matches!(from_hex("abc"), Err(ReproError::BadHex { at: 3 })));
         assert!(matches!(from_hex("zz"), Err(ReproError::BadHex { at: 0 })));
+    }
+
+    #[test]
+    fn the_documented_example_hashes_its_input() {
+        let r = Repro::new("two-pc", Some("first-vote-wins"), vec![3, 0, 0, 0, 1]);
+        assert_eq!(r.input_hash.as_deref(), Some("59635947ef281541"));
     }
 
     #[test]

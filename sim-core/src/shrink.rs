@@ -359,11 +359,14 @@ impl Search<'_, '_> {
         if !(self.matches)(&run.outcome) {
             return false;
         }
+        let exhausted = run.outcome.input_exhausted;
         let kept = Candidate::from_run(run);
-        // invariant: a run draws at most what its input holds, so the kept bytes are no
-        // larger than the candidate's.
+        // invariant: a run that did not run out of input drew only what its input holds, so
+        // the kept bytes are no larger than the candidate's. A run that ran out read the
+        // missing bytes as zeros, which the re-encoding writes out: it may grow, and the
+        // comparison below then keeps the best as it is.
         debug_assert!(
-            !shortlex_less(&bytes, &kept.bytes),
+            exhausted || !shortlex_less(&bytes, &kept.bytes),
             "executed draws grew: {bytes:?} -> {:?}",
             kept.bytes
         );

@@ -9,7 +9,7 @@ use clap::Args;
 use super::files::{self, write_json};
 use super::{Cli, CliError, VariantArgs};
 use crate::choice::Input;
-use crate::repro::{InputFile, TraceFile};
+use crate::repro::{InputFile, Repro, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::sim::Report;
 use crate::trace::render_lines;
@@ -33,7 +33,7 @@ pub(super) struct ReplayArgs {
 
 /// What a repro file pinned, for the strict check.
 struct Pinned {
-    hash: Option<String>,
+    repro: Option<Box<Repro>>,
 }
 
 pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Result<i32, CliError> {
@@ -43,7 +43,7 @@ pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Resu
     let (run, pinned) = run_spec(cli, args)?;
     files::check_outputs(&[&args.trace_json])?;
     let file = args.file.display();
-    let replay = match pinned.hash {
+    let replay = match pinned.repro {
         Some(_) => format!("{} replay {file}", cli.replay_prefix),
         None => format!("{} replay {} {file}", cli.replay_prefix, run.variant.args()),
     };
@@ -77,10 +77,8 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
             let variant =
                 cli.variant_of_repro(path, &repro, args.system.as_deref(), &args.variant)?;
             let bytes = files::repro_input(path, &repro)?;
-            let pinned = Pinned {
-                hash: repro.history_hash.clone(),
-            };
-            Ok((RunSpec::new(variant, Input::Bytes(bytes)), pinned))
+            let run = RunSpec::new(variant, Input::Bytes(bytes));
+            Ok((run, Pinned { repro: Some(repro) }))
         }
         InputFile::Raw(bytes) => {
             let name = args
@@ -90,7 +88,7 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
             let variant = cli.variant(name, &args.variant)?;
             Ok((
                 RunSpec::new(variant, Input::Bytes(bytes)),
-                Pinned { hash: None },
+                Pinned { repro: None },
             ))
         }
         InputFile::Trace(_) => Err(CliError::TraceNotInput(path.display().to_string())),
@@ -99,14 +97,18 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
 
 /// Prints the strict check against the pinned hash, if any; false if it diverged.
 fn check_strict(pinned: &Pinned, report: &Report, out: &mut dyn Write) -> Result<bool, CliError> {
-    let Some(hash) = &pinned.hash else {
+    let Some(repro) = &pinned.repro else {
         return Ok(true);
     };
-    let got = format!("{:016x}", report.outcome.history_hash);
-    let strict = *hash == got;
-    writeln!(out, "pinned_history_hash={hash} strict={strict}")?;
-    if !strict {
-        writeln!(out, "message=\"the replay diverged from the pinned history: the system or the framework changed since the file was written, or a run depends on something outside its input\"")?;
+    let checked = repro.check_replay(&report.outcome);
+    let strict = checked.is_ok();
+    if let Some(hash) = &repro.history_hash {
+        writeln!(out, "pinned_history_hash={hash} strict={strict}")?;
+    } else if !strict {
+        writeln!(out, "strict=false")?;
+    }
+    if let Err(why) = checked {
+        writeln!(out, "message={why:?}")?;
     }
     Ok(strict)
 }
