@@ -128,7 +128,7 @@ fn bad_input_gets_its_exit_code_and_a_message_that_names_it() {
         (vec!["sweep", "--system", "two-pc", "--seeds", "10"], 2, "START..END"),
         (vec!["sweep", "--system", "two-pc", "--seeds", "5..5"], 2, "START..END"),
         (vec!["run", "--system", "two-pc", "--seed", "1", "--strategy", "random"], 2, "uniform, pct or fifo"),
-        (vec!["run", "--system", "two-pc", "--seed", "1", "--faults", "some"], 2, "off, swarm or all"),
+        (vec!["run", "--system", "two-pc", "--seed", "1", "--faults", "some"], 2, "use off, swarm, all"),
         (vec!["sweep"], 2, "--system NAME or --all"),
         // Flags accepted and ignored are refused.
         (vec!["sweep", "--all", "--bug", "first-vote-wins"], 2, "drop --bug"),
