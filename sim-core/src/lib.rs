@@ -27,6 +27,7 @@
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
 //! | [`fuzz`] | the fuzz harness: input bytes → run → verdict, for libFuzzer, AFL++ and tests |
 //! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
+//! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
 //! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
@@ -61,6 +62,7 @@ pub mod choice;
 pub mod cli;
 pub mod determinism;
 pub mod faults;
+pub mod foreign;
 pub mod fuzz;
 pub mod nemesis;
 pub mod net;

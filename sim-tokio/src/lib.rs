@@ -1,0 +1,85 @@
+//! # sim-tokio: ordinary tokio code as sim-core nodes
+//!
+//! A tokio node runs its main future on its own current-thread tokio runtime with time
+//! paused, driven by sim-core's virtual time: no fixed tick, no real time. Tokio's timers
+//! (`sleep`, `timeout`, `interval`), `spawn`, `spawn_local`, `JoinSet`, `select!` and
+//! `tokio::sync` work unmodified inside it; only the network types are switched, to
+//! [`net::UdpSocket`] (tokio's signatures over sim-core's faulty network).
+//!
+//! | module | role |
+//! |---|---|
+//! | [`mod@runtime`] | one paused runtime per node incarnation, advanced by fences to the next instant anything can happen |
+//! | [`net`] | `UdpSocket` with tokio's signatures, name resolution by node name |
+//!
+//! Determinism of what tokio hides: the order `select!` polls its branches (without
+//! `biased;`) comes from tokio's internal RNG, which each runtime seeds from the run's input
+//! through `Builder::rng_seed`. That builder method exists only under `--cfg tokio_unstable`,
+//! which the workspace's `.cargo/config.toml` sets; a build without it still runs, but then
+//! `select!`'s order is drawn by tokio from OS entropy and replays can differ.
+//!
+//! ```
+//! use std::time::Duration;
+//! use sim_core::sim::{Config, Sim};
+//! use sim_tokio::TokioSim;
+//!
+//! let mut sim = Sim::new(Config::default());
+//! sim.tokio_client("client", |_| async {
+//!     let start = tokio::time::Instant::now();
+//!     let mut tick = tokio::time::interval(Duration::from_millis(100));
+//!     for _ in 0..3 {
+//!         tick.tick().await;
+//!     }
+//!     tokio::task::spawn_local(async {}).await.unwrap();
+//!     assert_eq!(start.elapsed(), Duration::from_millis(200));
+//!     // Tokio's time is the simulation's.
+//!     assert_eq!(sim_core::time::now().as_nanos(), 200_000_000);
+//! });
+//! assert!(sim.run_seed(0).outcome.class.is_pass());
+//! ```
+#![deny(missing_docs)]
+
+use std::future::Future;
+use std::rc::Rc;
+
+use sim_core::node::{NodeCtx, NodeId};
+use sim_core::sim::Sim;
+
+pub mod net;
+pub mod runtime;
+
+/// Adds tokio nodes to a [`Sim`]: the counterparts of [`Sim::node`] and [`Sim::client`].
+pub trait TokioSim {
+    /// Adds a node whose main future runs on its own paused tokio runtime; `factory` builds
+    /// it at every start. A crash drops the runtime and all its tasks; a restart builds a
+    /// fresh one.
+    fn tokio_node<F, Fut>(&mut self, name: &str, factory: F) -> NodeId
+    where
+        F: Fn(NodeCtx) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static;
+
+    /// Adds a client node (its main task is workload) that runs on tokio.
+    fn tokio_client<F, Fut>(&mut self, name: &str, factory: F) -> NodeId
+    where
+        F: Fn(NodeCtx) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static;
+}
+
+impl TokioSim for Sim {
+    fn tokio_node<F, Fut>(&mut self, name: &str, factory: F) -> NodeId
+    where
+        F: Fn(NodeCtx) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let factory = Rc::new(factory);
+        self.node(name, move |ctx| runtime::node_future(factory.clone(), ctx))
+    }
+
+    fn tokio_client<F, Fut>(&mut self, name: &str, factory: F) -> NodeId
+    where
+        F: Fn(NodeCtx) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let factory = Rc::new(factory);
+        self.client(name, move |ctx| runtime::node_future(factory.clone(), ctx))
+    }
+}

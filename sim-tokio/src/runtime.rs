@@ -1,0 +1,325 @@
+//! The node runtime: one paused current-thread tokio runtime per tokio node incarnation,
+//! driven by sim-core's virtual time.
+//!
+//! Owns: the runtime, its `LocalSet`, the node's main task, and the one sim-core timer that
+//! wakes the node at the next instant its runtime can act.
+//!
+//! Promises:
+//! * Tokio's clock never runs ahead of the world. Each poll of the node runs tokio at the
+//!   current virtual instant until it is quiet, then lets tokio auto-advance at most to the
+//!   next instant anything else can happen ([`sim_core::foreign::next_instant`], the fence).
+//!   The first auto-advance stops the runtime *before* any task runs at the new instant (a
+//!   hook on tokio's unpark sees the clock moved), and the node arms a sim-core timer there:
+//!   tokio's next timer becomes an ordinary event of the run, so ties with other nodes are
+//!   drawn like any other.
+//! * A send (anything other nodes can see) stops the runtime at once; the node continues at
+//!   the same instant after the scheduler has drawn who goes next, so a zero-latency reply is
+//!   interleaved, never seen before its request.
+//! * Tokio's clock counts whole milliseconds from the incarnation's start (tokio's timer
+//!   wheel has 1 ms ticks): inside the node, `tokio::time::Instant::now()` reads the virtual
+//!   time since start, rounded down to the millisecond.
+//! * A crash drops the runtime with every task in it; a restart builds a fresh one.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::panic::resume_unwind;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use rand_core::RngCore;
+use sim_core::node::NodeCtx;
+use sim_core::time::Instant as SimInstant;
+use tokio::runtime::Runtime;
+use tokio::task::{JoinHandle, LocalSet};
+
+/// How far a runtime may auto-advance when nothing at all is pending in the world.
+const IDLE_FENCE: Duration = Duration::from_secs(3600);
+
+/// Switches for tests that break the driver on purpose, to see the tests that guard it fail.
+#[doc(hidden)]
+pub mod knobs {
+    use std::cell::Cell;
+    thread_local! {
+        /// When false, tokio may auto-advance past the fence's first stop (run ahead).
+        pub static STOP_AT_ADVANCE: Cell<bool> = const { Cell::new(true) };
+        /// When false, a send does not stop the runtime.
+        pub static STOP_ON_SEND: Cell<bool> = const { Cell::new(true) };
+        /// When false, tokio's internal RNG is not seeded from the run's input.
+        pub static SEED_TOKIO_RNG: Cell<bool> = const { Cell::new(true) };
+    }
+}
+
+thread_local! {
+    /// The tokio instant the runtime held when it became quiet; set only while a fence is up.
+    static HOLD: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
+    /// Set by the unpark hook when tokio's clock moved past `HOLD`.
+    static ADVANCED: Cell<bool> = const { Cell::new(false) };
+    /// Set by a send: the node did something others can see.
+    static SENT: Cell<bool> = const { Cell::new(false) };
+    /// While a node's runtime runs: the waker of its `block_on` future, and of its sim task.
+    static DRIVING: RefCell<Option<(Waker, Waker)>> = const { RefCell::new(None) };
+}
+
+/// Called by the network types just after a send: stops the runtime so the world moves.
+pub(crate) fn note_visible() {
+    if !knobs::STOP_ON_SEND.with(Cell::get) {
+        return;
+    }
+    SENT.with(|s| s.set(true));
+    DRIVING.with(|d| {
+        if let Some((block_on, _)) = &*d.borrow() {
+            block_on.wake_by_ref();
+        }
+    });
+}
+
+/// The sim-core waker of the node whose runtime is running, if any: network types wake it
+/// with the tokio task's waker, so a delivery reaches the node even from `tokio::spawn`ed
+/// tasks, whose wakes tokio keeps to itself.
+pub(crate) fn node_waker() -> Option<Waker> {
+    DRIVING.with(|d| d.borrow().as_ref().map(|(_, sim)| sim.clone()))
+}
+
+/// Runs on tokio's unpark: if the clock moved while a fence was up, stop before any task
+/// runs at the new instant (the `block_on` future is polled first after a wake).
+fn on_unpark() {
+    let Some(hold) = HOLD.with(Cell::get) else {
+        return;
+    };
+    if tokio::time::Instant::now() > hold && knobs::STOP_AT_ADVANCE.with(Cell::get) {
+        ADVANCED.with(|a| a.set(true));
+        DRIVING.with(|d| {
+            if let Some((block_on, _)) = &*d.borrow() {
+                block_on.wake_by_ref();
+            }
+        });
+    }
+}
+
+/// A waker that records that it was woken, then wakes the one it wraps.
+struct Flag {
+    woken: AtomicBool,
+    inner: Waker,
+    node: Waker,
+}
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::SeqCst);
+        self.inner.wake_by_ref();
+        // A wake from outside the runtime (say, a delivery to a local task) must reach the
+        // node's sim task, which is what the world polls.
+        self.node.wake_by_ref();
+    }
+}
+
+/// Builds a node's runtime: current-thread, time only (no I/O driver: a real socket fails
+/// loudly), clock paused, internal RNG seeded from the run's input.
+fn build_runtime(seed: u64) -> Runtime {
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder
+        .enable_time()
+        .start_paused(true)
+        .on_thread_unpark(on_unpark);
+    #[cfg(tokio_unstable)]
+    if knobs::SEED_TOKIO_RNG.with(Cell::get) {
+        builder.rng_seed(tokio::runtime::RngSeed::from_bytes(&seed.to_le_bytes()));
+    }
+    #[cfg(not(tokio_unstable))]
+    let _ = seed;
+    builder
+        .build()
+        .expect("a current-thread runtime with only a timer driver builds")
+}
+
+/// How one step of the runtime ended.
+enum Step {
+    /// The node's main task ended (a panic is carried out to the world).
+    Done(Option<Box<dyn std::any::Any + Send>>),
+    /// The node sent something: continue at this instant, after the scheduler's draw.
+    Sent,
+    /// Tokio's clock moved to this many ms after start; nothing has run there yet.
+    Advanced(u64),
+    /// Quiet, and the world acts again within this millisecond: wait for the next one.
+    Blocked,
+}
+
+/// One incarnation of a tokio node. Field order is drop order: the main task's handle, the
+/// local tasks, then the runtime.
+struct Driver {
+    main: JoinHandle<()>,
+    local: LocalSet,
+    runtime: Option<Runtime>,
+    base: tokio::time::Instant,
+    start_ns: u64,
+    /// Tokio's clock, in ms after start.
+    clock_ms: u64,
+    wake: Option<sim_core::time::Sleep>,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // A crash may come from inside another node's runtime: `shutdown_background` is the
+        // drop that tokio allows there. Local tasks go first, inside their runtime.
+        if let Some(runtime) = self.runtime.take() {
+            {
+                let _guard = runtime.enter();
+                drop(std::mem::take(&mut self.local));
+            }
+            runtime.shutdown_background();
+        }
+    }
+}
+
+fn ms_since(start_ns: u64, at: SimInstant) -> u64 {
+    at.as_nanos().saturating_sub(start_ns) / 1_000_000
+}
+
+impl Driver {
+    fn new<Fut: Future<Output = ()> + 'static>(ctx: &NodeCtx, main: Fut) -> Driver {
+        let seed = ctx.rng().next_u64();
+        let runtime = build_runtime(seed);
+        let base = runtime.block_on(async { tokio::time::Instant::now() });
+        let local = LocalSet::new();
+        let main = local.spawn_local(main);
+        Driver {
+            main,
+            local,
+            runtime: Some(runtime),
+            base,
+            start_ns: sim_core::time::now().as_nanos(),
+            clock_ms: 0,
+            wake: None,
+        }
+    }
+
+    fn poll_node(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let now_ms = ms_since(self.start_ns, sim_core::time::now());
+        if now_ms < self.clock_ms {
+            // Woken early (a wake inside the runtime reaches the node too): tokio's clock is
+            // ahead, and nothing may run there before the world catches up.
+            if let Some(sleep) = self.wake.as_mut() {
+                if Pin::new(sleep).poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+        }
+        self.wake = None;
+        let step = self.step(cx.waker().clone(), now_ms);
+        match step {
+            Step::Done(None) => Poll::Ready(()),
+            Step::Done(Some(panic)) => resume_unwind(panic),
+            Step::Sent => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Step::Advanced(at_ms) => {
+                self.clock_ms = at_ms;
+                self.arm(cx, at_ms)
+            }
+            Step::Blocked => self.arm(cx, now_ms + 1),
+        }
+    }
+
+    /// Wakes the node at `at_ms` after its start (a sim-core timer: an event of the run).
+    fn arm(&mut self, cx: &mut Context<'_>, at_ms: u64) -> Poll<()> {
+        let at = SimInstant::from_nanos(self.start_ns + at_ms * 1_000_000);
+        let mut sleep = sim_core::time::sleep_until(at);
+        if Pin::new(&mut sleep).poll(cx).is_ready() {
+            cx.waker().wake_by_ref();
+        } else {
+            self.wake = Some(sleep);
+        }
+        Poll::Pending
+    }
+
+    /// Runs tokio at the current instant until it is quiet, then up to the fence.
+    fn step(&mut self, node: Waker, now_ms: u64) -> Step {
+        let runtime = self.runtime.as_ref().expect("runtime lives until drop");
+        let target = self.base + Duration::from_millis(now_ms);
+        let fence_ms = match sim_core::foreign::next_instant() {
+            Some(at) => ms_since(self.start_ns, at),
+            None => now_ms + IDLE_FENCE.as_millis() as u64,
+        };
+        let (local, main, base) = (&mut self.local, &mut self.main, self.base);
+        SENT.with(|s| s.set(false));
+        ADVANCED.with(|a| a.set(false));
+        let mut first = true;
+        let mut fence: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        let result = runtime.block_on(std::future::poll_fn(|cx| {
+            // First: after the clock moved, nothing may run before the world catches up.
+            if ADVANCED.with(Cell::take) {
+                let at = tokio::time::Instant::now().duration_since(base).as_millis() as u64;
+                return Poll::Ready(Step::Advanced(at));
+            }
+            let flag = Arc::new(Flag {
+                woken: AtomicBool::new(false),
+                inner: cx.waker().clone(),
+                node: node.clone(),
+            });
+            DRIVING.with(|d| *d.borrow_mut() = Some((cx.waker().clone(), node.clone())));
+            let tokio_now = tokio::time::Instant::now();
+            if tokio_now < target {
+                // Never expected (the node is woken at every instant tokio can act), but a
+                // lagging clock is caught up rather than left behind.
+                let mut catch_up = std::pin::pin!(tokio::time::advance(target - tokio_now));
+                let _ = catch_up.as_mut().poll(cx);
+            }
+            let flag_waker = Waker::from(flag.clone());
+            let mut flag_cx = Context::from_waker(&flag_waker);
+            let _ = Pin::new(&mut *local).poll(&mut flag_cx);
+            if let Poll::Ready(result) = Pin::new(&mut *main).poll(&mut flag_cx) {
+                return Poll::Ready(Step::Done(
+                    result.err().and_then(|e| e.try_into_panic().ok()),
+                ));
+            }
+            if SENT.with(Cell::take) {
+                return Poll::Ready(Step::Sent);
+            }
+            if std::mem::take(&mut first) || flag.woken.load(Ordering::SeqCst) {
+                // Go round tokio's loop once more at this instant: its own tasks run and due
+                // timers fire, without moving the clock (a woken runtime does not advance).
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            // Quiet at this instant.
+            if fence_ms <= now_ms {
+                return Poll::Ready(Step::Blocked);
+            }
+            HOLD.with(|h| h.set(Some(tokio::time::Instant::now())));
+            let fence = fence.get_or_insert_with(|| {
+                Box::pin(tokio::time::sleep_until(
+                    base + Duration::from_millis(fence_ms),
+                ))
+            });
+            if fence.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Step::Advanced(fence_ms));
+            }
+            Poll::Pending
+        }));
+        HOLD.with(|h| h.set(None));
+        DRIVING.with(|d| *d.borrow_mut() = None);
+        result
+    }
+}
+
+/// The node's main future on sim-core: owns the driver; dropping it (crash) drops the
+/// runtime and every task in it.
+pub(crate) fn node_future<F, Fut>(factory: Rc<F>, ctx: NodeCtx) -> impl Future<Output = ()>
+where
+    F: Fn(NodeCtx) -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    async move {
+        let main = factory(ctx.clone());
+        let mut driver = Driver::new(&ctx, main);
+        std::future::poll_fn(move |cx| driver.poll_node(cx)).await
+    }
+}
