@@ -312,14 +312,12 @@ impl Driver {
 
 /// The node's main future on sim-core: owns the driver; dropping it (crash) drops the
 /// runtime and every task in it.
-pub(crate) fn node_future<F, Fut>(factory: Rc<F>, ctx: NodeCtx) -> impl Future<Output = ()>
+pub(crate) async fn node_future<F, Fut>(factory: Rc<F>, ctx: NodeCtx)
 where
     F: Fn(NodeCtx) -> Fut + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    async move {
-        let main = factory(ctx.clone());
-        let mut driver = Driver::new(&ctx, main);
-        std::future::poll_fn(move |cx| driver.poll_node(cx)).await
-    }
+    let main = factory(ctx.clone());
+    let mut driver = Driver::new(&ctx, main);
+    std::future::poll_fn(move |cx| driver.poll_node(cx)).await
 }
