@@ -12,6 +12,7 @@
 //! | [`rt`] | single-threaded executor; the scheduler picks the next task by drawing |
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval`; per-node wall clocks |
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
+//! | [`disk`] | per-node durable storage: files, fsync, crash losses, disk faults, fault atlas |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart, graceful stop, pause |
 //! | [`nemesis`] | lifecycle faults drawn per run, and the heal phase that undoes them |
 //! | [`faults`] | choosing faults: kinds, `off`/`swarm`/`all`, lists and swarms over a subset |
@@ -61,6 +62,7 @@ pub mod check;
 pub mod choice;
 pub mod cli;
 pub mod determinism;
+pub mod disk;
 pub mod faults;
 pub mod foreign;
 pub mod fuzz;

@@ -377,6 +377,8 @@ pub(crate) fn take_down(id: u32, how: Down) {
             };
             format!("{why}{count} tasks dropped, {lost} queued messages lost")
         });
+        // A crash loses unsynced disk state (drawn); a clean exit loses none.
+        crate::disk::take_down(w, id, how == Down::Exit);
         let current = w.exec.current;
         let futures: Vec<BoxFuture> = tasks
             .into_iter()

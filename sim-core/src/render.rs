@@ -453,6 +453,24 @@ text {{ paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: r
                 );
                 label(&mut s, color, &detail);
             }
+            EventKind::Disk { ok, .. } => {
+                let color = if ok { "#5d4037" } else { "#c62828" };
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{}" y="{}" width="8" height="8" fill="none" stroke="{color}" stroke-width="1.5"/>"#,
+                    x - 4,
+                    y - 4
+                );
+                label(&mut s, color, &format!("disk {detail}"));
+            }
+            EventKind::DiskFault { .. } => {
+                let _ = writeln!(
+                    s,
+                    r##"<path d="M{x} {} l7 7 l-7 7 l-7 -7 z" fill="#6a1b9a"/>"##,
+                    y - 7
+                );
+                label(&mut s, "#6a1b9a", &format!("DISK {detail}"));
+            }
             EventKind::Step { .. } | EventKind::Spawn { .. } | EventKind::TaskDone { .. } => {}
             // Kinds added after this picture was designed still get a mark and their words.
             #[allow(unreachable_patterns)]

@@ -79,6 +79,9 @@ pub struct Config {
     pub clock_faults: ClockFaults,
     /// The lifecycle nemesis: crashes, stops and pauses drawn per run (off by default).
     pub lifecycle: LifecycleFaults,
+    /// Every node's disk: latencies, faults (off by default) and the fault atlas
+    /// ([`crate::disk::DiskConfig::default`]).
+    pub disk: crate::disk::DiskConfig,
 }
 
 impl Default for Config {
@@ -91,6 +94,7 @@ impl Default for Config {
             recording: Recording::HashOnly,
             clock_faults: ClockFaults::Off,
             lifecycle: LifecycleFaults::Off,
+            disk: crate::disk::DiskConfig::default(),
         }
     }
 }
@@ -282,6 +286,7 @@ impl Sim {
             sched: config.strategy.build(),
             clock: Clock::new(),
             net: Network::new(config.net),
+            disks: crate::disk::Disks::new(config.disk.clone()),
             nodes: Nodes { list: nodes },
             history: History::new(config.recording),
             next_op: 0,
@@ -291,11 +296,12 @@ impl Sim {
             lifecycle_due: Vec::new(),
         });
         with(|w| {
-            // The first draws of a run, in this order: network, clocks, nemesis. Each draws
-            // only what is on.
+            // The first draws of a run, in this order: network, clocks, nemesis, disks. Each
+            // draws only what is on.
             net::start_run(w);
             crate::time::start_run(w, config.clock_faults);
             nemesis::start_run(w, config.lifecycle, targets);
+            crate::disk::start_run(w);
         });
         IN_SIM.with(|f| f.set(true));
         let outcome = {

@@ -170,6 +170,30 @@ pub enum EventKind {
         /// Digest of the other end's address.
         digest: u64,
     },
+    /// A disk operation completed (or failed) on the event's node.
+    Disk {
+        /// Which operation: [`crate::disk::DiskOp::code`].
+        op: u32,
+        /// The file (inode number on its node; 0 for directory-wide operations).
+        file: u32,
+        /// The offset, or for name operations a digest of the names.
+        at: u64,
+        /// Bytes read or written, or a count the operation reports.
+        len: u64,
+        /// Whether it succeeded.
+        ok: bool,
+    },
+    /// The disk injected a fault, or a crash decided the fate of unsynced state.
+    DiskFault {
+        /// Which: [`crate::disk::DiskFault::code`].
+        fault: u32,
+        /// The file (inode number on its node; 0 for the directory).
+        file: u32,
+        /// Where (offset), or what the fault names in it.
+        at: u64,
+        /// How many bytes.
+        len: u64,
+    },
 }
 
 impl EventKind {
@@ -223,6 +247,24 @@ impl EventKind {
             Stop { grace_ns } => [26, grace_ns, 0, 0],
             Exit => [27, 0, 0, 0],
             SessionBroken { session, digest } => [28, session, digest, 0],
+            Disk {
+                op,
+                file,
+                at,
+                len,
+                ok,
+            } => [
+                29,
+                u64::from(op) | u64::from(ok) << 7 | u64::from(file) << 8,
+                at,
+                len,
+            ],
+            DiskFault {
+                fault,
+                file,
+                at,
+                len,
+            } => [30, u64::from(fault) | u64::from(file) << 8, at, len],
         }
     }
 
@@ -258,6 +300,8 @@ impl EventKind {
             Stop { .. } => "stop",
             Exit => "exit",
             SessionBroken { .. } => "broken",
+            Disk { .. } => "disk",
+            DiskFault { .. } => "dfault",
         }
     }
 }

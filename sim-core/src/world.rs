@@ -30,6 +30,7 @@ pub(crate) struct World {
     pub sched: RunScheduler,
     pub clock: Clock<crate::net::Packet>,
     pub net: Network,
+    pub disks: crate::disk::Disks,
     pub nodes: Nodes,
     pub history: History,
     pub next_op: u64,
