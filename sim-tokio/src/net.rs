@@ -273,3 +273,9 @@ impl ToBindAddr for &str {
             })
     }
 }
+
+impl ToBindAddr for (&str, u16) {
+    fn port(&self) -> io::Result<u16> {
+        Ok(self.1)
+    }
+}

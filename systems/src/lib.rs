@@ -7,11 +7,12 @@
 
 pub mod echo;
 pub mod fixtures;
+pub mod tokio_echo;
 pub mod two_pc;
 
 use sim_core::system::SystemSpec;
 
 /// Every registered system, in the order `sim list` shows them.
 pub fn all() -> Vec<SystemSpec> {
-    vec![two_pc::SPEC, echo::SPEC]
+    vec![two_pc::SPEC, echo::SPEC, tokio_echo::SPEC]
 }
