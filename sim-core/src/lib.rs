@@ -30,6 +30,7 @@
 //! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
 //! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
 //! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
+//! | [`workload`] | workload helpers: operation counts, think times, quiet periods |
 //! | [`cli`] | the `sim` command-line builder systems register with |
 //!
 //! ```
@@ -80,6 +81,7 @@ pub mod sim;
 pub mod system;
 pub mod time;
 pub mod trace;
+pub mod workload;
 mod world;
 
 pub use world::in_simulation;

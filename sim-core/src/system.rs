@@ -50,6 +50,9 @@ pub struct RunOptions {
     /// Network faults for this run; `None` = the system's own choice (see its docs). Set
     /// with the other dimensions of a fault choice by [`RunOptions::apply_faults`].
     pub faults: Option<crate::net::Faults>,
+    /// Whether the workload may leave the system quiet between operations (see
+    /// [`crate::workload::Quiet`]); on by default, `--quiet off` turns it off.
+    pub quiet: bool,
     /// Budgets, strategy, network, recording.
     pub config: Config,
 }
@@ -184,6 +187,7 @@ impl SystemSpec {
             faults: None,
             bug,
             pinned: false,
+            quiet: true,
             config: Config::default(),
         })
     }

@@ -7,6 +7,7 @@
 
 pub mod echo;
 pub mod fixtures;
+pub mod registry;
 pub mod tokio_echo;
 pub mod two_pc;
 
@@ -14,5 +15,5 @@ use sim_core::system::SystemSpec;
 
 /// Every registered system, in the order `sim list` shows them.
 pub fn all() -> Vec<SystemSpec> {
-    vec![two_pc::SPEC, echo::SPEC, tokio_echo::SPEC]
+    vec![two_pc::SPEC, echo::SPEC, tokio_echo::SPEC, registry::SPEC]
 }
