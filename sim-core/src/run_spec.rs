@@ -84,17 +84,69 @@ pub struct RunFlags {
     #[arg(long, value_parser = FaultsFlag::parse)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultsFlag>,
+    /// Quiet periods in the workload: on (the default; drawn from the input) or off, to
+    /// measure what leaving the system alone finds (systems that read it: `sim list --json`).
+    #[arg(long, default_value = "on", value_parser = parse_on_off)]
+    #[serde(default, with = "on_off_text")]
+    pub quiet: OnOff,
+}
+
+/// A switch the command line spells `on` or `off`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnOff {
+    /// On (the default).
+    #[default]
+    On,
+    /// Off.
+    Off,
+}
+
+impl OnOff {
+    /// `on` or `off`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnOff::On => "on",
+            OnOff::Off => "off",
+        }
+    }
+}
+
+fn parse_on_off(text: &str) -> Result<OnOff, String> {
+    match text {
+        "on" => Ok(OnOff::On),
+        "off" => Ok(OnOff::Off),
+        _ => Err(format!(
+            "{text:?} is neither on nor off; use --quiet on or --quiet off"
+        )),
+    }
+}
+
+/// Serde for an [`OnOff`] as its command-line name.
+mod on_off_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::OnOff;
+
+    pub fn serialize<S: Serializer>(value: &OnOff, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(value.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OnOff, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_on_off(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 impl RunFlags {
     /// Flags only some systems read; a system lists the ones it reads in
     /// [`SystemSpec::flags`], and a run that sets another is refused.
-    pub const SYSTEM_SPECIFIC: &'static [&'static str] = &["pinned"];
+    pub const SYSTEM_SPECIFIC: &'static [&'static str] = &["pinned", "quiet"];
 
     /// The values of each flag (clap id) that tests run every command over. A switch is
     /// listed with `"true"`.
     pub const EXAMPLES: &'static [(&'static str, &'static [&'static str])] = &[
         ("pinned", &["true"]),
+        ("quiet", &["off"]),
         ("strategy", &["uniform", "pct", "fifo"]),
         (
             "faults",
@@ -109,8 +161,10 @@ impl RunFlags {
             pinned,
             strategy,
             faults,
+            quiet,
         } = self;
         opts.pinned = *pinned;
+        opts.quiet = *quiet == OnOff::On;
         opts.config.strategy = *strategy;
         opts.faults = None;
         if let Some(faults) = faults {

@@ -156,6 +156,7 @@ impl Default for RunOptions {
             bug: None,
             pinned: false,
             faults: None,
+            quiet: true,
             config: Config::default(),
         }
     }

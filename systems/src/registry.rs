@@ -43,9 +43,9 @@
 //!   members do not handle the signal), and restart with an empty replica that syncs from
 //!   the leader. Clients and the store never fail.
 //!
-//! `--faults off` turns all of it off; the default draws a network profile and a crash
-//! profile per run (swarm); `--faults all` turns on every datagram fault at the swarm
-//! maxima and every lifecycle fault.
+//! The default ([`DEFAULT_FAULTS`]) draws a profile per run over the datagram faults and
+//! crashes; `--faults` chooses otherwise (`off`; `all`, every network fault; or a list such
+//! as `loss,dup,reorder,partition,clog,crash,stop,pause`, every kind this system supports).
 //!
 //! **Rest** is this system's own: no client waiting, no call held by a live member, nothing
 //! queued or being committed at a leader, no election in progress, and the replication of
@@ -82,9 +82,7 @@ use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt;
 use sim_core::choice::Choices;
-use sim_core::faults::{FaultKind, FaultKinds};
-use sim_core::nemesis::{LifecycleFaults, LifecycleProfile};
-use sim_core::net::{self, Addr, Faults, Socket};
+use sim_core::net::{self, Addr, Socket};
 use sim_core::node::{self, NodeCtx, NodeId};
 use sim_core::sim::{self, Sim};
 use sim_core::system::{BugSpec, RunOptions, SystemSpec};
@@ -109,6 +107,7 @@ pub const SPEC: SystemSpec = SystemSpec {
             about: "a forwarding follower re-inserts on a yes reply a name a later op of the batch removed",
         },
     ],
+    flags: &["quiet"],
     build,
 };
 
@@ -131,6 +130,8 @@ const MAX_ROUNDS: u64 = 8;
 const THINK_MS_MAX: u64 = 10;
 const STORE_MS_MAX: u64 = 40;
 const ELECTION_STAGGER: Duration = Duration::from_millis(50);
+/// The default fault choice: a profile drawn per run over every datagram fault and crashes.
+pub const DEFAULT_FAULTS: &str = "swarm:loss,dup,reorder,partition,clog,crash";
 const ELECTION_RETRY: Duration = Duration::from_millis(200);
 
 /// A registry operation. Names are small numbers; the owner is the calling client.
@@ -564,15 +565,11 @@ fn build(opts: &RunOptions) -> Sim {
 
 /// The scenario, and the model its checks read (tests look at it after the run).
 pub fn scenario(opts: &RunOptions, hooks: Hooks) -> (Sim, Rc<RefCell<Model>>) {
-    let faults = opts.faults.unwrap_or(Faults::Swarm);
-    let mut config = opts.config_with_faults(Faults::Swarm);
-    config.lifecycle = match faults {
-        Faults::Off => LifecycleFaults::Off,
-        Faults::Swarm | Faults::SwarmOver(_) => {
-            LifecycleFaults::Swarm(FaultKinds::NONE.with(FaultKind::Crash))
-        }
-        Faults::Fixed(_) => LifecycleFaults::Fixed(LifecycleProfile::EVERYTHING),
-    };
+    let config = opts.config_with_default_faults(
+        DEFAULT_FAULTS
+            .parse()
+            .expect("the registry's default fault selection parses"),
+    );
     let latency_ms = config.net.latency_ms_max + config.net.jitter_ms_max;
     let mut sim = Sim::new(config);
     let model = Rc::new(RefCell::new(Model::default()));

@@ -78,7 +78,7 @@ fn sweep_finds_the_planted_bug_and_passes_the_correct_system() {
 
 #[test]
 fn sweep_all_prints_one_line_per_system_and_bug() {
-    let o = sim(&["sweep", "--all", "--seeds", "0..50"]);
+    let o = sim(&["sweep", "--all", "--seeds", "0..120"]);
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("system=")).collect();
     assert!(
