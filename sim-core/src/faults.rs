@@ -35,6 +35,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::disk::{DiskFaultProfile, DiskFaults};
 use crate::nemesis::LifecycleFaults;
 use crate::net::Faults;
 use crate::sim::Config;
@@ -76,7 +77,8 @@ pub enum FaultKind {
     Stop,
     /// Nodes paused (frozen while time goes on), resumed later.
     Pause,
-    /// Disk faults (see the disk's own profile).
+    /// Disk faults: read and write errors, latent corruption, misdirected and lost writes,
+    /// slow operations ([`crate::disk::DiskFaultProfile`]).
     Disk,
 }
 
@@ -299,6 +301,8 @@ impl FaultSelection {
     /// "crash,pause".parse::<FaultSelection>().unwrap().apply(&mut config);
     /// assert_eq!(config.net.faults, Faults::Off);
     /// assert!(matches!(config.lifecycle, LifecycleFaults::Fixed(_)));
+    /// "swarm:partition,disk".parse::<FaultSelection>().unwrap().apply(&mut config);
+    /// assert_eq!(config.disk.faults, sim_core::disk::DiskFaults::Swarm);
     /// ```
     pub fn apply(&self, config: &mut Config) {
         let kinds = self.kinds();
@@ -331,10 +335,13 @@ impl FaultSelection {
         } else {
             LifecycleFaults::Fixed(crate::nemesis::LifecycleProfile::EVERYTHING.only(lifecycle))
         };
-        // Disk faults: the disk's settings take the `disk` kind (on in `Fixed`, drawn in
-        // `Swarm`) once `sim::Config` carries them; until then the kind parses and selects
-        // nothing else.
-        let _disk = kinds.contains(FaultKind::Disk);
+        config.disk.faults = if !kinds.contains(FaultKind::Disk) {
+            DiskFaults::Off
+        } else if swarm {
+            DiskFaults::Swarm
+        } else {
+            DiskFaults::Fixed(DiskFaultProfile::EVERYTHING)
+        };
     }
 }
 
