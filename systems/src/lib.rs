@@ -7,6 +7,7 @@
 
 pub mod echo;
 pub mod fixtures;
+pub mod raft_kv;
 pub mod registry;
 pub mod tokio_echo;
 pub mod two_pc;
@@ -15,5 +16,11 @@ use sim_core::system::SystemSpec;
 
 /// Every registered system, in the order `sim list` shows them.
 pub fn all() -> Vec<SystemSpec> {
-    vec![two_pc::SPEC, echo::SPEC, tokio_echo::SPEC, registry::SPEC]
+    vec![
+        two_pc::SPEC,
+        echo::SPEC,
+        tokio_echo::SPEC,
+        registry::SPEC,
+        raft_kv::SPEC,
+    ]
 }
