@@ -93,15 +93,28 @@ fn sweep_all_prints_one_line_per_system_and_bug() {
             .any(|l| l.contains("system=two-pc bug=first-vote-wins")),
         "{out}"
     );
-    // Every planted bug of every registered system is found (the count grows with systems).
-    let last = out.lines().last().unwrap_or_default();
-    let found = last
-        .strip_prefix("campaign=as-expected correct_runs_failed=0 planted_bugs_found=")
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("system=raft-kv bug=none") && l.contains("failures=0")),
+        "{out}"
+    );
+    // An explicit --seeds range is the range of every variant: 50 seeds find the shallow bugs
+    // and not the deep ones of raft-kv, so the verdict says so (without --seeds, the campaign
+    // sweeps each planted bug until its first failure).
+    let verdict = out.lines().last().unwrap_or_default();
+    let found = verdict
+        .strip_prefix("campaign=UNEXPECTED correct_runs_failed=0 planted_bugs_found=")
         .unwrap_or_else(|| panic!("{out}"));
-    let (hit, of) = found.split_once('/').unwrap_or_else(|| panic!("{out}"));
-    assert_eq!(hit, of, "{out}");
+    let (_, of) = found.split_once('/').unwrap_or_else(|| panic!("{out}"));
     let bugs = systems::all().iter().map(|s| s.bugs.len()).sum::<usize>();
-    assert_eq!(of, bugs.to_string(), "{out}");
+    assert_eq!(of, bugs.to_string(), "every planted bug of every system is swept: {out}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("system=two-pc bug=first-vote-wins") && !l.contains("failures=0 ")),
+        "{out}"
+    );
 }
 
 #[test]

@@ -21,9 +21,11 @@ pub(super) struct SweepArgs {
     /// Sweep every system, correct and with each planted bug.
     #[arg(long)]
     all: bool,
-    /// Seeds to run, START..END (END excluded).
-    #[arg(long, default_value = "0..1000")]
-    seeds: String,
+    /// Seeds to run, START..END (END excluded) [default: 0..1000]. With --all and no
+    /// --seeds, each planted bug is swept from seed 0 until its first failure (at most
+    /// 200,000 seeds), so a deep bug is found too; correct variants run 0..1000.
+    #[arg(long)]
+    seeds: Option<String>,
     #[command(flatten)]
     variant: VariantArgs,
     #[command(flatten)]
@@ -39,15 +41,29 @@ struct Swept {
     runs_per_sec: f64,
 }
 
+/// Seeds of a sweep when `--seeds` is not given.
+const DEFAULT_SEEDS: std::ops::Range<u64> = 0..1000;
+/// With `--all` and no `--seeds`: the most seeds a planted bug is swept for its first failure.
+const CAMPAIGN_BUG_SEEDS_MAX: u64 = 200_000;
+
 pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let seeds = parse_seeds(&args.seeds)?;
+    let seeds = match &args.seeds {
+        Some(text) => parse_seeds(text)?,
+        None => DEFAULT_SEEDS,
+    };
+    // The campaign's question for a planted bug is "is it found?": sweep until it is.
+    let hunt_bugs = args.all && args.seeds.is_none();
     let variants = variants(cli, args)?;
     files::check_dir_writable(&args.output.failures_dir)?;
     let mut any_failure = false;
     // For --all: correct variants that failed, and planted bugs that were (not) found.
     let (mut correct_failed, mut bugs_found, mut bugs) = (0u64, 0u64, 0u64);
     for variant in &variants {
-        let swept = sweep_one(cli, args, variant, seeds.clone(), out)?;
+        let swept = if hunt_bugs && variant.bug.is_some() {
+            sweep_one(cli, args, variant, 0..CAMPAIGN_BUG_SEEDS_MAX, true, out)?
+        } else {
+            sweep_one(cli, args, variant, seeds.clone(), false, out)?
+        };
         any_failure |= swept.failures > 0;
         if variant.bug.is_some() {
             bugs += 1;
@@ -103,6 +119,7 @@ fn sweep_one(
     args: &SweepArgs,
     variant: &Variant,
     seeds: std::ops::Range<u64>,
+    stop_at_first_failure: bool,
     out: &mut dyn Write,
 ) -> Result<Swept, CliError> {
     let bar = progress_bar(variant, seeds.end - seeds.start);
@@ -124,6 +141,7 @@ fn sweep_one(
         runs_per_sec: 0.0,
     };
     let opts = variant.options();
+    let swept_start = seeds.start;
     for seed in seeds {
         let outcome = (variant.system.build)(&opts)
             .run_input(&Input::Seed(seed))
@@ -136,6 +154,11 @@ fn sweep_one(
                 // Written as soon as it is found, so a killed sweep still leaves it behind.
                 swept.files = record_first_failure(cli, args, &run, out)?;
                 swept.first_failure = Some((seed, outcome));
+                if stop_at_first_failure {
+                    swept.runs = seed + 1 - swept_start;
+                    bar.inc(1);
+                    break;
+                }
             }
         }
         bar.inc(1);

@@ -16,10 +16,10 @@
 //! stale value.
 //!
 //! **Faults (on by default, drawn per run by the swarm).** Network: loss, duplication,
-//! reordering, partitions and clogs of datagrams (`--faults` overrides the network part).
+//! reordering, partitions and clogs of datagrams.
 //! Lifecycle: the run's nemesis crashes, stops and pauses replicas and restarts them; a
 //! crash loses or tears whatever a replica had not synced ([`storage`]). Clocks: skew, jumps
-//! and late timers. All are faults Raft is designed to survive: it never relies on a message
+//! and late timers ([`DEFAULT_FAULTS`]; `--faults` replaces the whole choice). All are faults Raft is designed to survive: it never relies on a message
 //! arriving, on timing, or on unsynced data; synced data is never corrupted (no replica's
 //! disk lies, so no majority's copies are lost at once).
 //!
@@ -41,12 +41,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use sim_core::choice::Choices;
-use sim_core::faults::FaultKinds;
-use sim_core::nemesis::LifecycleFaults;
-use sim_core::net::Faults;
+use sim_core::faults::FaultSelection;
 use sim_core::sim::Sim;
 use sim_core::system::{BugSpec, RunOptions, SystemSpec};
-use sim_core::time::ClockFaults;
 
 pub mod client;
 pub mod invariants;
@@ -79,8 +76,13 @@ pub const SPEC: SystemSpec = SystemSpec {
             about: "a leader serves reads without confirming it still leads",
         },
     ],
+    flags: &[],
     build,
 };
+
+/// The faults of a run unless `--faults` says otherwise: every network, clock and lifecycle
+/// fault, a profile drawn per run.
+pub const DEFAULT_FAULTS: &str = "swarm:net,clock,lifecycle";
 
 /// The port every replica and client binds.
 pub const PORT: u16 = 1;
@@ -115,10 +117,8 @@ impl Bugs {
 }
 
 fn build(opts: &RunOptions) -> Sim {
-    let mut config = opts.config_with_faults(Faults::Swarm);
-    config.lifecycle = LifecycleFaults::Swarm(FaultKinds::LIFECYCLE);
-    config.clock_faults = ClockFaults::Swarm(FaultKinds::CLOCK);
-    let mut sim = Sim::new(config);
+    let default_faults: FaultSelection = DEFAULT_FAULTS.parse().expect("a valid selection");
+    let mut sim = Sim::new(opts.config_with_default_faults(default_faults));
     let bugs = Bugs::from_name(opts.bug);
     let observer = Rc::new(RefCell::new(Observer::new(CLIENTS.len())));
     let replicas = Rc::new(Cell::new(3u32));
