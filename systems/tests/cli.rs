@@ -108,7 +108,11 @@ fn sweep_all_prints_one_line_per_system_and_bug() {
         .unwrap_or_else(|| panic!("{out}"));
     let (_, of) = found.split_once('/').unwrap_or_else(|| panic!("{out}"));
     let bugs = systems::all().iter().map(|s| s.bugs.len()).sum::<usize>();
-    assert_eq!(of, bugs.to_string(), "every planted bug of every system is swept: {out}");
+    assert_eq!(
+        of,
+        bugs.to_string(),
+        "every planted bug of every system is swept: {out}"
+    );
     assert!(
         lines
             .iter()
