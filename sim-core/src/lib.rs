@@ -21,6 +21,7 @@
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
+//! | [`campaign`] | seed campaigns on every core and in shards; merging shard results |
 //! | [`shrink`] | the shrinker: a failing input made small, same failure, verified |
 //! | [`run_spec`] | the description of a run: system, bug, every flag, input — built once |
 //! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
@@ -59,6 +60,7 @@
 #![deny(missing_docs)]
 
 pub mod buggify;
+pub mod campaign;
 pub mod check;
 pub mod choice;
 pub mod cli;

@@ -28,6 +28,8 @@
 
 mod files;
 mod list;
+mod merge;
+mod progress;
 mod render;
 mod replay;
 mod run;
@@ -37,6 +39,8 @@ mod sweep;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -80,6 +84,11 @@ pub enum CliError {
     /// `--bug` with `--all`.
     #[error("--bug {0} selects one variant, but --all sweeps every system and bug; drop --bug, or sweep one with --system NAME --bug {0}")]
     BugWithAll(String),
+    /// `--shard`/`--out` with a campaign that hunts each bug until its first failure.
+    #[error(
+        "--shard and --out split a fixed range: with --all, give one (e.g. --seeds 0..100000)"
+    )]
+    ShardNeedsSeeds,
     /// Output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -103,6 +112,9 @@ pub enum CliError {
     /// The shrinker could not start.
     #[error(transparent)]
     Shrink(#[from] ShrinkError),
+    /// Shard results that do not add up to one campaign.
+    #[error(transparent)]
+    Merge(crate::campaign::MergeError),
     /// `--json` on a command that prints traces.
     #[error(
         "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
@@ -135,6 +147,8 @@ enum Action {
     Shrink(shrink::ShrinkArgs),
     /// Draw a trace as a space-time diagram (SVG) and export it for ShiViz.
     Render(render::RenderArgs),
+    /// Combine the results of every shard of a sweep into the unsharded summary.
+    Merge(merge::MergeArgs),
 }
 
 /// The variant a command runs: `--bug` and every run flag (see [`crate::run_spec`]).
@@ -163,6 +177,8 @@ pub struct Cli {
     systems: Vec<SystemSpec>,
     replay_prefix: String,
     build: BuildInfo,
+    /// Set by Ctrl-C (in [`Cli::main`]): a sweep stops and prints what it found so far.
+    stop: Arc<AtomicBool>,
 }
 
 impl Cli {
@@ -172,6 +188,7 @@ impl Cli {
             systems,
             replay_prefix: "sim".to_string(),
             build: BuildInfo::UNKNOWN,
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -187,8 +204,20 @@ impl Cli {
         self
     }
 
-    /// Parses the process arguments, runs, and returns the exit code.
+    /// Parses the process arguments, runs, and returns the exit code. Ctrl-C stops a sweep
+    /// cleanly: it prints the summary so far and the replay line of each failure found; a
+    /// second Ctrl-C ends the process at once.
     pub fn main(self) -> i32 {
+        let stop = Arc::clone(&self.stop);
+        let installed = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!("\nstopping: finishing the runs in progress (Ctrl-C again to quit now)");
+        });
+        if let Err(e) = installed {
+            eprintln!("warning: Ctrl-C will end the process without a summary ({e})");
+        }
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         self.execute(std::env::args_os(), &mut out)
@@ -215,6 +244,7 @@ impl Cli {
             Action::Replay(args) => replay::execute(self, &args, out),
             Action::Shrink(args) => shrink::execute(self, &args, out),
             Action::Render(args) => render::execute(self, &args, out),
+            Action::Merge(args) => merge::execute(self, &args, out),
         };
         match result {
             Ok(code) => code,

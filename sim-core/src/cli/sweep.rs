@@ -1,17 +1,26 @@
-//! `sim sweep`: a range of seeds on one variant, or on every system and bug (`--all`); one
-//! summary line per variant, and for `--all` the campaign's verdict.
+//! `sim sweep`: a range of seeds on one variant, or on every system and bug (`--all`), on
+//! every core (`--jobs`) and optionally one shard of the range (`--shard I/N`, results in
+//! `--out FILE` for `sim merge`); one summary line per variant, and for `--all` the verdict.
+//!
+//! The results do not depend on `--jobs` (see [`crate::campaign`]): the same failures, the
+//! same first failing seed, the same lines but `runs_per_sec`. Failure files are written as
+//! soon as a failure lower than any recorded so far is found, so a killed sweep leaves them.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::files::{self, print_files};
-use super::{bug_label, Cli, CliError, OutputArgs, VariantArgs};
+use super::progress::Progress;
+use super::{Cli, CliError, OutputArgs, VariantArgs};
+use crate::campaign::{Campaign, Event, Failure, Shard, ShardLine, Tally};
 use crate::choice::Input;
-use crate::report::Outcome;
 use crate::repro::{self, FailureFiles};
 use crate::run_spec::{RunSpec, Variant};
+use crate::sim::Report;
 
 #[derive(Args, Debug)]
 pub(super) struct SweepArgs {
@@ -26,25 +35,49 @@ pub(super) struct SweepArgs {
     /// 200,000 seeds), so a deep bug is found too; correct variants run 0..1000.
     #[arg(long)]
     seeds: Option<String>,
+    /// Worker threads, one world each (default: every core); 1 runs on the main thread.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
+    /// Run only part I of N of the seeds (seeds START+I, START+I+N, ...), e.g. 0/4.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<Shard>,
+    /// Write one JSON line per failure and a summary per variant to FILE, for `sim merge`.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
     #[command(flatten)]
     variant: VariantArgs,
     #[command(flatten)]
     output: OutputArgs,
 }
 
-/// What one variant's sweep found.
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    Shard::parse(text).map_err(|e| e.to_string())
+}
+
+/// What one variant's sweep found, and where its first failure's files went.
 struct Swept {
-    runs: u64,
-    failures: u64,
-    first_failure: Option<(u64, Outcome)>,
-    files: Option<FailureFiles>,
+    tally: Tally,
+    /// Every failing seed, in the order found.
+    failing: Vec<u64>,
+    first: Option<Recorded>,
     runs_per_sec: f64,
+    complete: bool,
+}
+
+/// The lowest failure recorded so far: its run with every event, and its files.
+struct Recorded {
+    seed: u64,
+    report: Report,
+    files: FailureFiles,
 }
 
 /// Seeds of a sweep when `--seeds` is not given.
 const DEFAULT_SEEDS: std::ops::Range<u64> = 0..1000;
 /// With `--all` and no `--seeds`: the most seeds a planted bug is swept for its first failure.
 const CAMPAIGN_BUG_SEEDS_MAX: u64 = 200_000;
+
+/// Exit code of a sweep stopped by Ctrl-C that found no failure (the shell's 128 + SIGINT).
+const INTERRUPTED: i32 = 130;
 
 pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let seeds = match &args.seeds {
@@ -53,30 +86,45 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
     };
     // The campaign's question for a planted bug is "is it found?": sweep until it is.
     let hunt_bugs = args.all && args.seeds.is_none();
+    if hunt_bugs && (args.shard.is_some() || args.out.is_some()) {
+        return Err(CliError::ShardNeedsSeeds);
+    }
     let variants = variants(cli, args)?;
     files::check_dir_writable(&args.output.failures_dir)?;
-    let mut any_failure = false;
-    // For --all: correct variants that failed, and planted bugs that were (not) found.
-    let (mut correct_failed, mut bugs_found, mut bugs) = (0u64, 0u64, 0u64);
+    let mut results = match &args.out {
+        Some(path) => Some(BufWriter::new(File::create(path).map_err(|source| {
+            CliError::File {
+                action: "write",
+                path: path.clone(),
+                source,
+            }
+        })?)),
+        None => None,
+    };
+    let mut verdict = Verdict::default();
     for variant in &variants {
-        let swept = if hunt_bugs && variant.bug.is_some() {
-            sweep_one(cli, args, variant, 0..CAMPAIGN_BUG_SEEDS_MAX, true, out)?
+        let hunt = hunt_bugs && variant.bug.is_some();
+        let range = if hunt {
+            0..CAMPAIGN_BUG_SEEDS_MAX
         } else {
-            sweep_one(cli, args, variant, seeds.clone(), false, out)?
+            seeds.clone()
         };
-        any_failure |= swept.failures > 0;
-        if variant.bug.is_some() {
-            bugs += 1;
-            bugs_found += u64::from(swept.failures > 0);
-        } else {
-            correct_failed += swept.failures;
-        }
+        let swept = sweep_one(cli, args, variant, &range, hunt, &mut results)?;
+        verdict.count(variant, &swept.tally);
+        print_first_failure(cli, args, variant, &swept, out)?;
         print_summary(args, variant, &swept, out)?;
+        if let Some(w) = results.as_mut() {
+            write_line(w, &summary_line(args, variant, &seeds, &swept))?;
+        }
+        if !swept.complete {
+            print_interrupted(cli, variant, &swept, out)?;
+            return Ok(if verdict.any_failure { 1 } else { INTERRUPTED });
+        }
     }
     if args.all {
-        print_verdict(args.output.json, correct_failed, bugs_found, bugs, out)?;
+        verdict.print(args.output.json, out)?;
     }
-    Ok(i32::from(any_failure))
+    Ok(i32::from(verdict.any_failure))
 }
 
 /// The variants to sweep: one, or (with `--all`) every system, correct and with each bug.
@@ -100,109 +148,165 @@ fn variants(cli: &Cli, args: &SweepArgs) -> Result<Vec<Variant>, CliError> {
     }
 }
 
-fn progress_bar(variant: &Variant, runs: u64) -> ProgressBar {
-    let bar = ProgressBar::new(runs);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:30} [{bar:30}] {pos}/{len} seeds, {per_sec}, failures shown below",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    let bug = variant.bug.unwrap_or("(correct)");
-    bar.set_message(format!("{} {bug}", variant.system.name));
-    bar
-}
-
 fn sweep_one(
     cli: &Cli,
     args: &SweepArgs,
     variant: &Variant,
-    seeds: std::ops::Range<u64>,
-    stop_at_first_failure: bool,
-    out: &mut dyn Write,
+    seeds: &std::ops::Range<u64>,
+    until_first_failure: bool,
+    results: &mut Option<BufWriter<File>>,
 ) -> Result<Swept, CliError> {
-    let bar = progress_bar(variant, seeds.end - seeds.start);
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let jobs = args.jobs.map_or_else(Campaign::all_cores, |j| j as usize);
     // Before the sweep starts, so it survives a panic or a kill: how to replay a seed.
     eprintln!(
-        "sweep {} {}: replay any seed with: {} run {} --seed N",
-        variant.system.name,
-        bug_label(variant.bug),
+        "sweep {} on {jobs} worker(s), shard {shard}: replay any seed with: {} run {} --seed N",
+        variant.stem(),
         cli.replay_prefix,
         variant.args()
     );
+    let progress = Progress::new(variant, shard.len(seeds), jobs);
     // Wall clock for runs_per_sec only, outside every run (see the module docs).
     let started = std::time::Instant::now();
-    let mut swept = Swept {
-        runs: seeds.end - seeds.start,
-        failures: 0,
-        first_failure: None,
-        files: None,
-        runs_per_sec: 0.0,
-    };
-    let opts = variant.options();
-    let swept_start = seeds.start;
-    for seed in seeds {
-        let outcome = (variant.system.build)(&opts)
-            .run_input(&Input::Seed(seed))
-            .outcome;
-        if outcome.class.is_failure() {
-            swept.failures += 1;
-            if swept.first_failure.is_none() {
-                bar.suspend(|| eprintln!("first failure: seed {seed}: {}", outcome.summary_line()));
-                let run = RunSpec::new(variant.clone(), Input::Seed(seed));
-                // Written as soon as it is found, so a killed sweep still leaves it behind.
-                swept.files = record_first_failure(cli, args, &run, out)?;
-                swept.first_failure = Some((seed, outcome));
-                if stop_at_first_failure {
-                    swept.runs = seed + 1 - swept_start;
-                    bar.inc(1);
-                    break;
-                }
+    let mut failing = Vec::new();
+    let mut first: Option<Recorded> = None;
+    let mut error = None;
+    let mut campaign = Campaign::new(variant, seeds.clone(), shard, jobs);
+    if until_first_failure {
+        campaign = campaign.until_first_failure();
+    }
+    let tally = campaign.run(&cli.stop, |event| match event {
+        Event::Progress {
+            worker,
+            runs,
+            failures,
+        } => progress.advance(worker, runs, failures),
+        Event::Failure(failure) => {
+            failing.push(failure.seed);
+            let found = on_failure(cli, args, variant, shard, &failure, &mut first, results);
+            if let Err(e) = found {
+                error.get_or_insert(e);
+                cli.stop.store(true, Ordering::Relaxed);
             }
         }
-        bar.inc(1);
+    });
+    progress.finish();
+    if let Some(e) = error {
+        return Err(e);
     }
-    bar.finish_and_clear();
-    swept.runs_per_sec = swept.runs as f64 / started.elapsed().as_secs_f64().max(1e-9);
-    Ok(swept)
+    let elapsed = started.elapsed().as_secs_f64().max(1e-9);
+    Ok(Swept {
+        runs_per_sec: tally.runs as f64 / elapsed,
+        complete: !cli.stop.load(Ordering::Relaxed),
+        tally,
+        failing,
+        first,
+    })
 }
 
-/// Runs the first failure again with recording on and leaves its files behind; prints its
-/// trace tail, identity, files and replay line.
-fn record_first_failure(
+/// A failure as it arrives: its line in `--out`, and its files if it is the lowest so far.
+fn on_failure(
     cli: &Cli,
     args: &SweepArgs,
-    run: &RunSpec,
-    out: &mut dyn Write,
-) -> Result<Option<FailureFiles>, CliError> {
+    variant: &Variant,
+    shard: Shard,
+    failure: &Failure,
+    first: &mut Option<Recorded>,
+    results: &mut Option<BufWriter<File>>,
+) -> Result<(), CliError> {
+    let run = RunSpec::new(variant.clone(), Input::Seed(failure.seed));
+    if let Some(w) = results.as_mut() {
+        let line = ShardLine::Failure {
+            variant: variant.args(),
+            shard: shard.to_string(),
+            seed: failure.seed,
+            class: failure.outcome.class.name().to_string(),
+            invariant: failure.outcome.invariant.clone(),
+            history_hash: format!("{:016x}", failure.outcome.history_hash),
+            replay: run.run_command(&cli.replay_prefix, None),
+        };
+        write_line(w, &line)?;
+    }
+    if first.as_ref().is_some_and(|f| f.seed < failure.seed) {
+        return Ok(());
+    }
     let dir = &args.output.failures_dir;
-    let (report, files) = repro::record_failure(run, dir).map_err(|source| CliError::File {
+    let (report, files) = repro::record_failure(&run, dir).map_err(|source| CliError::File {
         action: "write failure files into",
         path: dir.clone(),
         source,
     })?;
-    let Some(files) = files else {
-        eprintln!(
-            "first failure: {} passed when run again with recording on ({}): \
+    match files {
+        Some(files) => {
+            *first = Some(Recorded {
+                seed: failure.seed,
+                report,
+                files,
+            })
+        }
+        None => eprintln!(
+            "failure: seed {} passed when run again with recording on ({}): \
              the run depends on something outside its input; check with `sim run` twice",
-            run.input_identity(),
+            failure.seed,
             report.outcome.summary_line()
-        );
-        return Ok(None);
-    };
-    let mut text = Vec::new();
-    let seed = run.input_identity().replace("seed:", "");
+        ),
+    }
+    Ok(())
+}
+
+fn write_line(w: &mut dyn Write, line: &ShardLine) -> Result<(), CliError> {
     writeln!(
-        text,
-        "first_failure=seed:{seed} {}",
-        report.outcome.summary_line()
+        w,
+        "{}",
+        serde_json::to_string(line).expect("a shard line serialises")
     )?;
-    for line in repro::last_lines(report.history.events(), 8).lines() {
+    // Each line is whole on disk before the next run: a killed shard keeps what it found.
+    w.flush()?;
+    Ok(())
+}
+
+fn summary_line(
+    args: &SweepArgs,
+    variant: &Variant,
+    seeds: &std::ops::Range<u64>,
+    swept: &Swept,
+) -> ShardLine {
+    let tally = &swept.tally;
+    ShardLine::Summary {
+        variant: variant.args(),
+        system: variant.system.name.to_string(),
+        bug: variant.bug.unwrap_or("none").to_string(),
+        seeds: format!("{}..{}", seeds.start, seeds.end),
+        shard: args.shard.unwrap_or(Shard::WHOLE).to_string(),
+        runs: tally.runs,
+        failures: tally.failures,
+        first_failure_seed: tally.first_failure.as_ref().map(|f| f.seed),
+        complete: swept.complete,
+        all: args.all,
+        elapsed_s: tally.runs as f64 / swept.runs_per_sec.max(1e-9),
+    }
+}
+
+/// The lowest failure's trace tail, identity, files and replay line.
+fn print_first_failure(
+    cli: &Cli,
+    args: &SweepArgs,
+    variant: &Variant,
+    swept: &Swept,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let Some(first) = &swept.first else {
+        return Ok(());
+    };
+    let run = RunSpec::new(variant.clone(), Input::Seed(first.seed));
+    let mut text = Vec::new();
+    let summary = first.report.outcome.summary_line();
+    writeln!(text, "first_failure=seed:{} {summary}", first.seed)?;
+    for line in repro::last_lines(first.report.history.events(), 8).lines() {
         writeln!(text, "  | {line}")?;
     }
     writeln!(text, "{}", run.identity(cli.build))?;
-    print_files(&mut text, &files)?;
+    print_files(&mut text, &first.files)?;
     writeln!(text, "replay={}", run.run_command(&cli.replay_prefix, None))?;
     if args.output.json {
         // stdout stays one JSON object per line; the details go to stderr.
@@ -210,7 +314,7 @@ fn record_first_failure(
     } else {
         out.write_all(&text)?;
     }
-    Ok(Some(files))
+    Ok(())
 }
 
 fn print_summary(
@@ -220,13 +324,14 @@ fn print_summary(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let bug_name = variant.bug.unwrap_or("none");
-    let (runs, failures) = (swept.runs, swept.failures);
+    let (runs, failures) = (swept.tally.runs, swept.tally.failures);
+    let first = swept.tally.first_failure.as_ref();
     if args.output.json {
-        let files = swept.files.as_ref();
+        let files = swept.first.as_ref().map(|f| &f.files);
         let json = serde_json::json!({
             "system": variant.system.name, "bug": bug_name, "seeds": runs, "failures": failures,
-            "first_failure_seed": swept.first_failure.as_ref().map(|(s, _)| *s),
-            "first_failure": swept.first_failure.as_ref().map(|(_, o)| o),
+            "first_failure_seed": first.map(|f| f.seed),
+            "first_failure": first.map(|f| &f.outcome),
             "runs_per_sec": swept.runs_per_sec.round(),
             "trace_file": files.map(|f| f.trace_txt.display().to_string()),
             "repro_file": files.map(|f| f.repro.display().to_string()),
@@ -239,10 +344,7 @@ fn print_summary(
     } else {
         String::new()
     };
-    let first_seed = swept
-        .first_failure
-        .as_ref()
-        .map_or("none".to_string(), |(s, _)| s.to_string());
+    let first_seed = first.map_or("none".to_string(), |f| f.seed.to_string());
     writeln!(
         out,
         "{prefix}seeds={runs} failures={failures} first_failure_seed={first_seed} runs_per_sec={:.0}",
@@ -251,43 +353,81 @@ fn print_summary(
     Ok(())
 }
 
-/// One line a person can act on: the campaign is as expected when every correct variant
-/// passed every seed and every planted bug was found.
-fn print_verdict(
-    json: bool,
-    correct_failed: u64,
-    bugs_found: u64,
-    bugs: u64,
+/// After Ctrl-C: how far the sweep got, and the replay line of every failure it found (up to
+/// a screenful; `--out FILE` keeps them all).
+fn print_interrupted(
+    cli: &Cli,
+    variant: &Variant,
+    swept: &Swept,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let verdict = if correct_failed == 0 && bugs_found == bugs {
-        "as-expected"
-    } else {
-        "UNEXPECTED"
-    };
-    if json {
-        let json = serde_json::json!({"campaign": verdict, "correct_runs_failed": correct_failed,
-            "planted_bugs_found": bugs_found, "planted_bugs": bugs});
-        writeln!(out, "{json}")?;
-    } else {
+    const SHOWN: usize = 100;
+    let mut seeds = swept.failing.clone();
+    seeds.sort_unstable();
+    writeln!(
+        out,
+        "interrupted=true seeds_run={} failures={}",
+        swept.tally.runs,
+        seeds.len()
+    )?;
+    for seed in seeds.iter().take(SHOWN) {
+        let run = RunSpec::new(variant.clone(), Input::Seed(*seed));
+        writeln!(out, "replay={}", run.run_command(&cli.replay_prefix, None))?;
+    }
+    if seeds.len() > SHOWN {
         writeln!(
             out,
-            "campaign={verdict} correct_runs_failed={correct_failed} planted_bugs_found={bugs_found}/{bugs}"
+            "more_failures={} (every one is in --out FILE)",
+            seeds.len() - SHOWN
         )?;
     }
     Ok(())
 }
 
+/// For `--all`: correct variants that failed, and planted bugs that were (not) found.
+#[derive(Default)]
+struct Verdict {
+    any_failure: bool,
+    correct_failed: u64,
+    bugs_found: u64,
+    bugs: u64,
+}
+
+impl Verdict {
+    fn count(&mut self, variant: &Variant, tally: &Tally) {
+        self.any_failure |= tally.failures > 0;
+        if variant.bug.is_some() {
+            self.bugs += 1;
+            self.bugs_found += u64::from(tally.failures > 0);
+        } else {
+            self.correct_failed += tally.failures;
+        }
+    }
+
+    /// One line a person can act on: the campaign is as expected when every correct variant
+    /// passed every seed and every planted bug was found.
+    fn print(&self, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+        let (correct_failed, bugs_found, bugs) = (self.correct_failed, self.bugs_found, self.bugs);
+        let verdict = if correct_failed == 0 && bugs_found == bugs {
+            "as-expected"
+        } else {
+            "UNEXPECTED"
+        };
+        if json {
+            let json = serde_json::json!({"campaign": verdict, "correct_runs_failed": correct_failed,
+                "planted_bugs_found": bugs_found, "planted_bugs": bugs});
+            writeln!(out, "{json}")?;
+        } else {
+            writeln!(
+                out,
+                "campaign={verdict} correct_runs_failed={correct_failed} planted_bugs_found={bugs_found}/{bugs}"
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// Parses `A..B`.
 pub fn parse_seeds(text: &str) -> Result<std::ops::Range<u64>, CliError> {
-    let bad = || CliError::BadSeeds(text.to_string());
-    let (a, b) = text.split_once("..").ok_or_else(bad)?;
-    let (a, b): (u64, u64) = (
-        a.trim().parse().map_err(|_| bad())?,
-        b.trim().parse().map_err(|_| bad())?,
-    );
-    if a >= b {
-        return Err(bad());
-    }
-    Ok(a..b)
+    crate::campaign::parse_range(text).ok_or_else(|| CliError::BadSeeds(text.to_string()))
 }
