@@ -60,8 +60,17 @@ thread_local! {
     static ADVANCED: Cell<bool> = const { Cell::new(false) };
     /// Set by a send: the node did something others can see.
     static SENT: Cell<bool> = const { Cell::new(false) };
+    /// Runtime steps (entries into a node's runtime) on this thread, for cost figures.
+    static STEPS: Cell<u64> = const { Cell::new(0) };
     /// While a node's runtime runs: the waker of its `block_on` future, and of its sim task.
     static DRIVING: RefCell<Option<(Waker, Waker)>> = const { RefCell::new(None) };
+}
+
+/// How many runtime steps (one entry into a node's tokio runtime, running it at one instant
+/// until it is quiet, sends, or its clock moves) this thread has taken: divide a run's wall
+/// time by it for the cost of one tokio node step.
+pub fn steps_taken() -> u64 {
+    STEPS.with(Cell::get)
 }
 
 /// Called by the network types just after a send: stops the runtime so the world moves.
@@ -224,6 +233,7 @@ impl Driver {
                 self.clock_ms = at_ms;
                 self.arm(cx, at_ms)
             }
+            // The earliest tokio can act on its own is the next millisecond.
             Step::Blocked => self.arm(cx, now_ms + 1),
         }
     }
@@ -251,6 +261,7 @@ impl Driver {
         let (local, main, base) = (&mut self.local, &mut self.main, self.base);
         SENT.with(|s| s.set(false));
         ADVANCED.with(|a| a.set(false));
+        STEPS.with(|s| s.set(s.get() + 1));
         let mut first = true;
         let mut fence: Option<Pin<Box<tokio::time::Sleep>>> = None;
         let result = runtime.block_on(std::future::poll_fn(|cx| {

@@ -8,6 +8,10 @@
 //! the servers are UDP hosts and the latency bounds are `min/max_message_latency` (turmoil
 //! draws within them from its own distribution, not uniformly: the closest it offers).
 //!
+//! The tokio mode (`sim_tokio_us`) is the turmoil version's plain tokio code on sim-tokio's
+//! tokio nodes (one paused tokio runtime per node, driven by sim-core), with sim-tokio's
+//! `UdpSocket`; its network is sim-core's (uniform 1-10 ms plus jitter, as for sim-core).
+//!
 //! Prints the median wall time per run over the same seeds for each, and the ratios.
 
 use std::hint::black_box;
@@ -111,6 +115,47 @@ fn madsim_workload(seed: u64) {
     });
 }
 
+/// The workload in plain tokio on tokio nodes: the turmoil version's code, with sim-tokio's
+/// `UdpSocket` and node names for addresses; sim-core's network (uniform latency) underneath.
+fn tokio_mode_workload(seed: u64) {
+    use sim_core::sim::{Config, Sim};
+    use sim_tokio::net::UdpSocket;
+    use sim_tokio::TokioSim;
+    let mut sim = Sim::new(Config::default());
+    for name in ["echo1", "echo2"] {
+        sim.tokio_node(name, |_| async {
+            tokio::spawn(turmoil_heartbeat());
+            let sock = UdpSocket::bind(("0.0.0.0", 1)).await.unwrap();
+            let mut buf = [0u8; 8];
+            loop {
+                let (n, from) = sock.recv_from(&mut buf).await.unwrap();
+                sock.send_to(&buf[..n], from).await.unwrap();
+            }
+        });
+    }
+    sim.tokio_client("client", |_| async {
+        tokio::spawn(turmoil_heartbeat());
+        let sock = UdpSocket::bind(("0.0.0.0", 1)).await.unwrap();
+        let servers = [
+            sim_tokio::net::lookup("echo1"),
+            sim_tokio::net::lookup("echo2"),
+        ];
+        let mut buf = [0u8; 8];
+        for n in 0..ROUND_TRIPS {
+            sock.send_to(&n.to_le_bytes(), (servers[(n % 2) as usize], 1))
+                .await
+                .unwrap();
+            let (len, _) = tokio::time::timeout(Duration::from_secs(1), sock.recv_from(&mut buf))
+                .await
+                .expect("no request times out at 15 ms latency")
+                .unwrap();
+            assert_eq!(&buf[..len], &n.to_le_bytes());
+        }
+    });
+    let outcome = sim.run_seed(seed).outcome;
+    assert!(outcome.class.is_pass(), "{outcome:?}");
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -127,8 +172,9 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let (mut ours, mut turmoil, mut madsim, mut bare) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut ours, mut turmoil, mut madsim, mut bare, mut tokio_mode) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut tokio_steps = Vec::new();
     for seed in 0..seeds {
         ours.push(time_us(|| {
             black_box(sim_workload(seed));
@@ -138,8 +184,13 @@ fn main() {
         bare.push(time_us(|| {
             black_box(bare_workload(seed));
         }));
+        let steps_before = sim_tokio::runtime::steps_taken();
+        tokio_mode.push(time_us(|| tokio_mode_workload(seed)));
+        tokio_steps.push((sim_tokio::runtime::steps_taken() - steps_before) as f64);
     }
     let (o, t, m, b) = (median(ours), median(turmoil), median(madsim), median(bare));
+    let k = median(tokio_mode);
+    let steps = median(tokio_steps);
     println!("seeds={seeds} (median wall time per run)");
     println!("sim_core_us={o:.1} turmoil_us={t:.1} madsim_us={m:.1} bare_des_us={b:.1}");
     println!(
@@ -147,5 +198,12 @@ fn main() {
         t / o,
         m / o,
         o / b
+    );
+    println!(
+        "sim_tokio_us={k:.1} turmoil_over_sim_tokio={:.1} sim_tokio_over_sim_core={:.1} \
+         sim_tokio_steps_per_run={steps:.0} sim_tokio_us_per_step={:.2}",
+        t / k,
+        k / o,
+        k / steps
     );
 }
