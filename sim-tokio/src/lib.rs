@@ -4,12 +4,26 @@
 //! paused, driven by sim-core's virtual time: no fixed tick, no real time. Tokio's timers
 //! (`sleep`, `timeout`, `interval`), `spawn`, `spawn_local`, `JoinSet`, `select!` and
 //! `tokio::sync` work unmodified inside it; only the network types are switched, to
-//! [`net::UdpSocket`] (tokio's signatures over sim-core's faulty network).
+//! [`net::UdpSocket`], [`net::TcpListener`] and [`net::TcpStream`] (tokio's signatures and
+//! `tokio::io` traits over sim-core's faulty network), with `use` under a cfg:
+//!
+//! ```ignore
+//! #[cfg(not(simulation))]
+//! use tokio::net::{TcpListener, TcpStream, UdpSocket};
+//! #[cfg(simulation)]
+//! use sim_tokio::net::{TcpListener, TcpStream, UdpSocket};
+//! ```
+//!
+//! What is *not* interposed: `std::time::{Instant, SystemTime}::now` and OS entropy read
+//! directly (not through tokio) still reach the OS, so a node that reads them is not a pure
+//! function of the input; `tokio::net`'s real sockets fail loudly inside a node (its runtime
+//! has no I/O driver: tokio panics with "IO is disabled"), and `spawn_blocking` or
+//! OS threads escape the simulation.
 //!
 //! | module | role |
 //! |---|---|
 //! | [`mod@runtime`] | one paused runtime per node incarnation, advanced by fences to the next instant anything can happen |
-//! | [`net`] | `UdpSocket` with tokio's signatures, name resolution by node name |
+//! | [`net`] | `UdpSocket`, `TcpListener`, `TcpStream` with tokio's signatures, name resolution by node name |
 //!
 //! Determinism of what tokio hides: the order `select!` polls its branches (without
 //! `biased;`) comes from tokio's internal RNG, which each runtime seeds from the run's input

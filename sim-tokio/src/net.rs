@@ -1,6 +1,8 @@
-//! A tokio-shaped network over sim-core's: `UdpSocket` with tokio's method signatures,
-//! backed by sim-core datagrams with all their faults (latency, loss, duplication,
-//! partitions, clogs, crashes), and name resolution by node name.
+//! A tokio-shaped network over sim-core's: `UdpSocket`, `TcpListener` and `TcpStream` with
+//! tokio's method signatures (`TcpStream` implements `tokio::io::AsyncRead`/`AsyncWrite`),
+//! backed by sim-core datagrams and streams with all their faults (latency, loss,
+//! duplication, partitions, clogs, stalls, resets, refused or black-holed connects,
+//! crashes), and name resolution by node name.
 //!
 //! Addresses: node `n` (in the order nodes were added) is the IPv4 address `10.0.x.y` with
 //! `x.y` = `n + 1`; [`lookup`] turns a node name into it, and every target accepts a name
@@ -277,5 +279,250 @@ impl ToBindAddr for &str {
 impl ToBindAddr for (&str, u16) {
     fn port(&self) -> io::Result<u16> {
         Ok(self.1)
+    }
+}
+
+/// The name of `addr`'s node (sim-core's `Addr` prints as `name:port`).
+fn node_name(addr: Addr) -> String {
+    let text = format!("{addr:?}");
+    match text.rsplit_once(':') {
+        Some((name, _)) => name.to_string(),
+        None => text,
+    }
+}
+
+/// A TCP listener with tokio's signatures, over sim-core's streams.
+pub struct TcpListener {
+    inner: sim_core::net::Listener,
+}
+
+impl std::fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TcpListener({:?})", self.inner.local_addr())
+    }
+}
+
+impl TcpListener {
+    /// Listens on the port of `addr` on this node (the IP part is ignored).
+    pub async fn bind(addr: impl ToBindAddr) -> io::Result<TcpListener> {
+        let port = addr.port()?;
+        sim_core::net::Listener::bind(port)
+            .map(|inner| TcpListener { inner })
+            .map_err(|e| io::Error::new(io::ErrorKind::AddrInUse, e.to_string()))
+    }
+
+    /// Accepts the next connection.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (stream, from) = Wrapped(self.inner.accept()).await?;
+        Ok((TcpStream::new(stream), socket_addr(from)))
+    }
+
+    /// This listener's address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(socket_addr(self.inner.local_addr()))
+    }
+}
+
+/// Polls a sim-core future with a waker that also reaches the node (see [`both`]).
+struct Wrapped<F>(F);
+
+impl<F: Future + Unpin> Future for Wrapped<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let waker = both(cx);
+        let mut inner_cx = Context::from_waker(&waker);
+        Pin::new(&mut self.0).poll(&mut inner_cx)
+    }
+}
+
+/// A TCP connection with tokio's signatures (`tokio::io::AsyncRead`/`AsyncWrite`), over a
+/// sim-core stream: ordered and reliable until reset, with every stream fault.
+///
+/// ```
+/// use sim_core::sim::{Config, Sim};
+/// use sim_tokio::net::{TcpListener, TcpStream};
+/// use sim_tokio::TokioSim;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// let mut sim = Sim::new(Config::default());
+/// sim.tokio_node("server", |_| async {
+///     let listener = TcpListener::bind("0.0.0.0:80").await.unwrap();
+///     loop {
+///         let (mut conn, _) = listener.accept().await.unwrap();
+///         tokio::task::spawn_local(async move {
+///             let mut buf = Vec::new();
+///             conn.read_to_end(&mut buf).await.unwrap();
+///             conn.write_all(&buf).await.unwrap();
+///             conn.shutdown().await.unwrap();
+///         });
+///     }
+/// });
+/// sim.tokio_client("client", |_| async {
+///     let conn = TcpStream::connect("server:80").await.unwrap();
+///     let (mut rx, mut tx) = conn.into_split();
+///     tx.write_all(b"hello").await.unwrap();
+///     tx.shutdown().await.unwrap();
+///     let mut echo = Vec::new();
+///     rx.read_to_end(&mut echo).await.unwrap();
+///     assert_eq!(echo, b"hello");
+/// });
+/// assert!(sim.run_seed(5).outcome.class.is_pass());
+/// ```
+pub struct TcpStream {
+    inner: std::rc::Rc<sim_core::net::Stream>,
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TcpStream({:?} -> {:?})",
+            self.inner.local_addr(),
+            self.inner.peer_addr()
+        )
+    }
+}
+
+impl TcpStream {
+    fn new(stream: sim_core::net::Stream) -> TcpStream {
+        TcpStream {
+            inner: std::rc::Rc::new(stream),
+        }
+    }
+
+    /// Connects to `addr` (`"name:port"`, `(name, port)` or a `SocketAddr`).
+    pub async fn connect(addr: impl ToSimAddr) -> io::Result<TcpStream> {
+        let to = addr.to_sim_addr()?;
+        let connect = sim_core::net::Stream::connect(&node_name(to), to.port);
+        // The SYN is something others see.
+        note_visible();
+        let stream = Wrapped(Box::pin(connect)).await?;
+        Ok(TcpStream::new(stream))
+    }
+
+    /// This end's address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(socket_addr(self.inner.local_addr()))
+    }
+
+    /// The other end's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Ok(socket_addr(self.inner.peer_addr()))
+    }
+
+    /// Splits into a read half and a write half that can move to different tasks.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        (
+            OwnedReadHalf {
+                inner: self.inner.clone(),
+            },
+            OwnedWriteHalf { inner: self.inner },
+        )
+    }
+}
+
+fn read_into(
+    stream: &sim_core::net::Stream,
+    cx: &mut Context<'_>,
+    buf: &mut tokio::io::ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    let waker = both(cx);
+    let mut inner_cx = Context::from_waker(&waker);
+    let mut reader = stream;
+    let unfilled = buf.initialize_unfilled();
+    match futures::io::AsyncRead::poll_read(Pin::new(&mut reader), &mut inner_cx, unfilled) {
+        Poll::Ready(Ok(n)) => {
+            buf.advance(n);
+            Poll::Ready(Ok(()))
+        }
+        Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+fn write_from(
+    stream: &sim_core::net::Stream,
+    cx: &mut Context<'_>,
+    buf: &[u8],
+) -> Poll<io::Result<usize>> {
+    let waker = both(cx);
+    let mut inner_cx = Context::from_waker(&waker);
+    let mut writer = stream;
+    let result = futures::io::AsyncWrite::poll_write(Pin::new(&mut writer), &mut inner_cx, buf);
+    if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+        note_visible();
+    }
+    result
+}
+
+fn shutdown(stream: &sim_core::net::Stream) -> Poll<io::Result<()>> {
+    let result = stream.shutdown();
+    note_visible();
+    Poll::Ready(result)
+}
+
+impl tokio::io::AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        read_into(&self.inner, cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        write_from(&self.inner, cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    /// Half-closes the connection (the peer reads EOF), as tokio's does.
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        shutdown(&self.inner)
+    }
+}
+
+/// The read half of [`TcpStream::into_split`].
+#[derive(Debug)]
+pub struct OwnedReadHalf {
+    inner: std::rc::Rc<sim_core::net::Stream>,
+}
+
+/// The write half of [`TcpStream::into_split`]; dropping it does not close the connection
+/// (call `shutdown`).
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    inner: std::rc::Rc<sim_core::net::Stream>,
+}
+
+impl tokio::io::AsyncRead for OwnedReadHalf {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        read_into(&self.inner, cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for OwnedWriteHalf {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        write_from(&self.inner, cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        shutdown(&self.inner)
     }
 }
