@@ -1,0 +1,3 @@
+//! Raft key-value store (`systems::raft_kv`).
+#![no_main]
+sim_fuzz::sim_fuzz_target!("raft_kv", systems::raft_kv::SPEC);
