@@ -16,8 +16,8 @@
 //! sender's clock at the send); a failed check happens on a host of its own, `checker`,
 //! after everything every node had done, since it read them all.
 //!
-//! [`story`] is the same selection of events as readable lines (less the nodes' first starts):
-//! what a person reads first.
+//! [`story`] is the readable lines of the events that tell what happened ([`is_story_line`]:
+//! operations, messages once each, faults, lifecycle, checks): what a person reads first.
 //!
 //! ```
 //! use sim_core::render::{shiviz, svg};
@@ -68,15 +68,36 @@ pub fn is_story_event(e: &Event) -> bool {
     )
 }
 
-/// The story: readable trace lines of [`is_story_event`] events, less the first start of
-/// every node (the cast, which every run has; restarts stay).
+/// True for the events the story tells: operations and their results, messages (each once,
+/// at its send, which names its due time), drops, duplicates, holds and resets, faults,
+/// crashes, restarts and the other lifecycle events, disk operations, notes and failed
+/// checks. Deliveries (the send line said when), timers and clock readings (a node's own
+/// bookkeeping), task steps and the cast's first starts are left out.
+pub fn is_story_line(e: &Event) -> bool {
+    is_story_event(e)
+        && !matches!(
+            e.kind,
+            EventKind::Start { incarnation: 0 }
+                | EventKind::Deliver { .. }
+                | EventKind::Timer { .. }
+                | EventKind::ClockRead { .. }
+        )
+}
+
+/// The story: readable trace lines of the [`is_story_line`] events — what a person reads
+/// first. Its line count is the `story_lines=` a shrink reports.
 pub fn story(events: &[Event]) -> String {
     let kept: Vec<Event> = events
         .iter()
-        .filter(|e| is_story_event(e) && !matches!(e.kind, EventKind::Start { incarnation: 0 }))
+        .filter(|e| is_story_line(e))
         .cloned()
         .collect();
     render_lines(&kept)
+}
+
+/// How many lines [`story`] has.
+pub fn story_lines(events: &[Event]) -> usize {
+    events.iter().filter(|e| is_story_line(e)).count()
 }
 
 /// Nodes in order of first appearance (start events come in node-id order).

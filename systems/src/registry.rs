@@ -956,6 +956,7 @@ impl Member {
 
     async fn heartbeat_loop(&self) {
         loop {
+            sleep(HEARTBEAT).await;
             let (epoch, version) = {
                 let m = self.model.borrow();
                 (
@@ -967,7 +968,6 @@ impl Member {
                 self.repl
                     .send(self.repl_addr(i), Repl::Heartbeat { epoch, version });
             }
-            sleep(HEARTBEAT).await;
         }
     }
 

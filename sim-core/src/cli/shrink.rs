@@ -183,7 +183,7 @@ fn print_summary(shrunk: &Shrunk, out: &mut dyn Write) -> Result<(), CliError> {
     let outcome = &shrunk.outcome;
     writeln!(
         out,
-        "class={} invariant={} bytes_before={} bytes_after={} events_before={} events_after={} ops_before={} ops_after={} verified={}",
+        "class={} invariant={} bytes_before={} bytes_after={} events_before={} events_after={} ops_before={} ops_after={} story_lines={} verified={}",
         outcome.class,
         outcome.invariant.as_deref().unwrap_or("none"),
         shrunk.bytes_before.len(),
@@ -192,6 +192,7 @@ fn print_summary(shrunk: &Shrunk, out: &mut dyn Write) -> Result<(), CliError> {
         outcome.steps,
         shrunk.ops_before,
         shrunk.ops_after,
+        render::story_lines(&shrunk.trace),
         shrunk.verified
     )?;
     Ok(())
