@@ -138,7 +138,7 @@ fn reply_reinsert_is_found_by_a_seed_sweep() {
 
 #[test]
 fn no_heartbeat_is_found_only_with_quiet_periods() {
-    let seeds = 0..200;
+    let seeds = 0..300;
     let quiet_on = failures(
         &options(Some("no-heartbeat"), None, true),
         Hooks::default(),

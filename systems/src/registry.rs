@@ -126,7 +126,7 @@ const HEARTBEAT: Duration = Duration::from_millis(500);
 pub const STALE_BOUND: Duration = Duration::from_secs(5);
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(3);
 const CLIENT_ATTEMPTS: u32 = 4;
-const MAX_ROUNDS: u64 = 8;
+const MAX_OPS: u64 = 16;
 const THINK_MS_MAX: u64 = 10;
 const STORE_MS_MAX: u64 = 40;
 const ELECTION_STAGGER: Duration = Duration::from_millis(50);
@@ -597,7 +597,7 @@ pub fn scenario(opts: &RunOptions, hooks: Hooks) -> (Sim, Rc<RefCell<Model>>) {
     sim.nemesis_targets(&MEMBERS);
     let quiet = Quiet {
         enabled: opts.quiet,
-        per_mille: 250,
+        per_mille: 500,
         longest: STALE_BOUND * 2,
     };
     let m = model.clone();
@@ -617,35 +617,57 @@ pub fn scenario(opts: &RunOptions, hooks: Hooks) -> (Sim, Rc<RefCell<Model>>) {
 // Clients.
 // ---------------------------------------------------------------------------------------
 
-/// The workload: rounds of concurrent calls (one per logical client, so a round's calls meet
-/// in the leader's group commit), each round followed by a short think time and, drawn, a
-/// quiet period in which no client says anything.
+/// The workload: a drawn number of calls, each from a free logical client. Each call draws
+/// whether it joins the calls in flight (so they meet in the leader's group commit) or
+/// waits for them to finish first — and then, after a short think time, draws a quiet period
+/// in which no client says anything. Every call draws the same shape of choices, right
+/// before it starts, so deleting one call's draws leaves the others intact.
 async fn clients(model: Rc<RefCell<Model>>, quiet: Quiet) {
-    let socks: Vec<Socket<Rpc>> = (0..CLIENTS)
-        .map(|c| Socket::bind_exempt(RPC_PORT + c as u16).expect("client ports are free"))
+    let socks: Vec<Rc<Socket<Rpc>>> = (0..CLIENTS)
+        .map(|c| Rc::new(Socket::bind_exempt(RPC_PORT + c as u16).expect("client ports are free")))
         .collect();
     let mut seqs = [0u32; CLIENTS];
-    for _ in 0..workload::op_count(MAX_ROUNDS) {
-        let callers = 1 + sim::draw(|s| s.below("registry.callers", CLIENTS as u64)) as usize;
-        let mut calls = Vec::new();
-        for (c, sock) in socks.iter().enumerate().take(callers) {
-            let name = sim::draw(|s| s.below("registry.name", NAMES)) as u8;
-            let op = if sim::draw(|s| s.chance("registry.unregister", 1, 2)) {
-                Op::Unregister { name }
-            } else {
-                Op::Register {
-                    name,
-                    owner: c as u8,
-                }
-            };
-            let member = sim::draw(|s| s.below("registry.member", MEMBERS.len() as u64)) as usize;
-            let first_seq = seqs[c];
-            seqs[c] += CLIENT_ATTEMPTS;
-            calls.push(call(c as u8, sock, first_seq, op, member, model.clone()));
+    let mut in_flight: Vec<(usize, sim_core::rt::JoinHandle<()>)> = Vec::new();
+    for _ in 0..workload::op_count(MAX_OPS) {
+        let join =
+            in_flight.len() < CLIENTS && sim::draw(|s| s.chance("registry.join_in_flight", 1, 2));
+        if !join {
+            for (_, call) in in_flight.drain(..) {
+                let _ = call.await;
+            }
+            workload::think(THINK_MS_MAX).await;
+            quiet.after_op().await;
         }
-        futures::future::join_all(calls).await;
-        workload::think(THINK_MS_MAX).await;
-        quiet.after_op().await;
+        let c = (0..CLIENTS)
+            .find(|c| in_flight.iter().all(|(busy, _)| busy != c))
+            .expect("fewer calls in flight than clients");
+        let name = sim::draw(|s| s.below("registry.name", NAMES)) as u8;
+        let op = if sim::draw(|s| s.chance("registry.unregister", 1, 2)) {
+            Op::Unregister { name }
+        } else {
+            Op::Register {
+                name,
+                owner: c as u8,
+            }
+        };
+        let member = sim::draw(|s| s.below("registry.member", MEMBERS.len() as u64)) as usize;
+        let id = sim::op_start(&(c, op));
+        let first_seq = seqs[c];
+        seqs[c] += CLIENT_ATTEMPTS;
+        let (sock, m) = (socks[c].clone(), model.clone());
+        {
+            let mut m = model.borrow_mut();
+            m.clients_waiting += 1;
+            m.touch();
+        }
+        let handle =
+            sim_core::rt::spawn(
+                async move { call(id, c as u8, &sock, first_seq, op, member, m).await },
+            );
+        in_flight.push((c, handle));
+    }
+    for (_, call) in in_flight.drain(..) {
+        let _ = call.await;
     }
     // The end of a run is at rest too: let the last batch's replication settle, so the
     // checks see it (far shorter than STALE_BOUND: this is not a quiet period).
@@ -656,6 +678,7 @@ async fn clients(model: Rc<RefCell<Model>>, quiet: Quiet) {
 /// One client call: to `member`, then (if that member goes down or nothing comes back in
 /// time) to the next ones, each attempt with its own sequence number.
 async fn call(
+    id: sim::OpId,
     c: u8,
     sock: &Socket<Rpc>,
     first_seq: u32,
@@ -663,12 +686,6 @@ async fn call(
     mut member: usize,
     model: Rc<RefCell<Model>>,
 ) {
-    let id = sim::op_start(&(c, op));
-    {
-        let mut m = model.borrow_mut();
-        m.clients_waiting += 1;
-        m.touch();
-    }
     let mut answer = None;
     for attempt in 0..CLIENT_ATTEMPTS {
         let req = Req {
