@@ -1,0 +1,3 @@
+//! The replicated registry (`systems::registry`).
+#![no_main]
+sim_fuzz::sim_fuzz_target!("registry", systems::registry::SPEC);
