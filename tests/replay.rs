@@ -108,6 +108,7 @@ fn shrink_prints_the_summary_last_and_its_output_replays_strictly() {
             "events_after",
             "ops_before",
             "ops_after",
+            "story_lines",
             "verified"
         ],
         "{last}"
