@@ -115,6 +115,34 @@ impl RunOptions {
         config
     }
 
+    /// Like [`RunOptions::config_with_faults`], for a system that uses the disk: unless the
+    /// run made its own fault choice ([`RunOptions::apply_faults`], `--faults`), the network
+    /// gets `default_net` and the disk `default_disk`.
+    ///
+    /// ```
+    /// use sim_core::disk::{DiskFaultProfile, DiskFaults};
+    /// use sim_core::net::Faults;
+    /// use sim_core::system::RunOptions;
+    ///
+    /// let all = DiskFaults::Fixed(DiskFaultProfile::EVERYTHING);
+    /// let opts = RunOptions::default();
+    /// assert_eq!(opts.config_with_disk_faults(Faults::Off, all).disk.faults, all);
+    /// let mut chosen = RunOptions::default();
+    /// chosen.apply_faults("crash".parse().unwrap());
+    /// assert_eq!(chosen.config_with_disk_faults(Faults::Off, all).disk.faults, DiskFaults::Off);
+    /// ```
+    pub fn config_with_disk_faults(
+        &self,
+        default_net: crate::net::Faults,
+        default_disk: crate::disk::DiskFaults,
+    ) -> Config {
+        let mut config = self.config_with_faults(default_net);
+        if self.faults.is_none() {
+            config.disk.faults = default_disk;
+        }
+        config
+    }
+
     /// Makes `selection` this run's fault choice (`--faults`): its network part goes to
     /// [`RunOptions::faults`], its clock, lifecycle and disk parts into the configuration, so
     /// the system's own default no longer applies to any of them.

@@ -11,6 +11,7 @@ pub mod raft_kv;
 pub mod registry;
 pub mod tokio_echo;
 pub mod two_pc;
+pub mod wal;
 
 use sim_core::system::SystemSpec;
 
@@ -22,5 +23,6 @@ pub fn all() -> Vec<SystemSpec> {
         tokio_echo::SPEC,
         registry::SPEC,
         raft_kv::SPEC,
+        wal::SPEC,
     ]
 }

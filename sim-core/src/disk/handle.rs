@@ -548,15 +548,22 @@ impl File {
         });
     }
 
-    /// A misdirected write: `data` lands on another sector of the file, the place meant keeps
-    /// its old bytes (the length grows as if it had been written). False if there is no other
-    /// sector, or the fault atlas spares either place.
+    /// A misdirected write: `data` lands on other sectors inside the file, the place meant
+    /// keeps its old bytes (the length grows as if it had been written). False if there is no
+    /// other place for it, or the fault atlas spares either place.
     fn misdirect(&self, w: &mut World, name: &str, offset: u64, data: &[u8], len: u64) -> bool {
         let node = self.disk.node;
         let sector = w.disks.sector_bytes();
-        let sectors = len.div_ceil(sector);
+        let n = data.len() as u64;
+        // The data keeps its place within a sector and lands inside the file as it is: a
+        // head that writes the wrong sector does not make the file longer.
+        let shift = offset % sector;
+        let Some(room) = len.checked_sub(shift + n) else {
+            return false;
+        };
+        let starts = room / sector + 1;
         let meant = offset / sector;
-        let others = sectors - u64::from(meant < sectors);
+        let others = starts - u64::from(meant < starts);
         if others == 0 {
             return false;
         }
@@ -564,8 +571,11 @@ impl File {
         if s >= meant {
             s += 1;
         }
-        let target = s * sector + offset % sector;
-        let n = data.len() as u64;
+        let target = s * sector + shift;
+        debug_assert!(
+            target + n <= len && target != offset,
+            "misdirect to {target}+{n} in {len}"
+        );
         let granted = w.disks.atlas.grant(node, name, offset, n)
             && w.disks.atlas.grant(node, name, target, n);
         let fault = if granted {
