@@ -29,11 +29,14 @@
 //! leader alive, is refused by the store and the follower watches again.
 //!
 //! **Fault model** (what this system's default injects, and why each can be healed):
-//! * the *replication stream* (batches, heartbeats, resync requests and snapshots, on a
-//!   faultable port) suffers every datagram fault — loss, duplication, reordering,
-//!   partitions and clogs — because the protocol repairs each by itself: a stale or
-//!   duplicated message is ignored by version, a gap is seen on the next batch or heartbeat
-//!   and resynced, and a lost resync is asked again at the next heartbeat;
+//! * the *batch stream* (on a faultable port, like a multicast feed) suffers every datagram
+//!   fault — loss, duplication, reordering, partitions and clogs — because the protocol
+//!   repairs each by itself: a stale or duplicated batch is ignored by version, and a gap is
+//!   seen on the next batch or heartbeat and resynced;
+//! * the *replication control channel* (heartbeats, resync requests and snapshots) is an
+//!   exempt socket, standing for a connection between members: its messages are lost only
+//!   with a crashed member. Over a lossy channel the fuzzer can lose every heartbeat and
+//!   resync for as long as it likes, and no bound on catching up could then hold;
 //! * *calls, forwards and replies* use exempt sockets: they stand for a connection whose loss
 //!   only comes with a connection event (dropping them silently, with both ends believing the
 //!   link is up, is a state no real deployment reaches and that nothing could heal). They are
@@ -73,7 +76,7 @@
 //!   inserts the row into its replica if it has applied that version already — re-creating a
 //!   name a later operation of the same batch removed.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
@@ -119,6 +122,8 @@ const CLIENTS: usize = 3;
 const NAMES: u64 = 2;
 const RPC_PORT: u16 = 1;
 const REPL_PORT: u16 = 2;
+/// The replication control channel: heartbeats, resync requests and snapshots.
+const CONTROL_PORT: u16 = 3;
 const HEARTBEAT: Duration = Duration::from_millis(500);
 /// After this long at rest, every live synced member must have applied the store's version.
 /// Ten heartbeats: under the fault profiles here (partitions up to 2 s, loss up to 30 %)
@@ -766,6 +771,9 @@ struct Member {
     hooks: Hooks,
     rpc: Socket<Rpc>,
     repl: Socket<Repl>,
+    control: Socket<Repl>,
+    /// Batches received on either socket (for the test-only corruption hooks).
+    batches_seen: Cell<u64>,
     state: RefCell<State>,
     queue: mpsc::UnboundedSender<Queued>,
     changed: mpsc::UnboundedSender<()>,
@@ -779,6 +787,7 @@ async fn store_latency() {
 async fn member(me: usize, ctx: NodeCtx, model: Rc<RefCell<Model>>, bugs: Bugs, hooks: Hooks) {
     let rpc = Socket::<Rpc>::bind_exempt(RPC_PORT).expect("rpc port is free");
     let repl = Socket::<Repl>::bind(REPL_PORT).expect("replication port is free");
+    let control = Socket::<Repl>::bind_exempt(CONTROL_PORT).expect("control port is free");
     {
         // A (re)start begins with an empty replica that must sync from the leader.
         // (At the very first start every replica is the empty table at version 0, as the
@@ -803,6 +812,8 @@ async fn member(me: usize, ctx: NodeCtx, model: Rc<RefCell<Model>>, bugs: Bugs, 
         hooks,
         rpc,
         repl,
+        control,
+        batches_seen: Cell::new(0),
         state: RefCell::new(State {
             leader: None,
             held: BTreeMap::new(),
@@ -820,7 +831,9 @@ async fn member(me: usize, ctx: NodeCtx, model: Rc<RefCell<Model>>, bugs: Bugs, 
     let t = this.clone();
     sim_core::rt::spawn(async move { t.serve_rpc().await });
     let t = this.clone();
-    sim_core::rt::spawn(async move { t.serve_repl().await });
+    sim_core::rt::spawn(async move { t.serve_repl(&t.repl).await });
+    let t = this.clone();
+    sim_core::rt::spawn(async move { t.serve_repl(&t.control).await });
     let t = this.clone();
     sim_core::rt::spawn(async move { t.commit_loop(queued).await });
     if holder == (me, this.incarnation) {
@@ -869,6 +882,13 @@ impl Member {
         Addr {
             node: self.ids[i],
             port: REPL_PORT,
+        }
+    }
+
+    fn control_addr(&self, i: usize) -> Addr {
+        Addr {
+            node: self.ids[i],
+            port: CONTROL_PORT,
         }
     }
 
@@ -982,8 +1002,8 @@ impl Member {
                 )
             };
             for i in (0..MEMBERS.len()).filter(|&i| i != self.me) {
-                self.repl
-                    .send(self.repl_addr(i), Repl::Heartbeat { epoch, version });
+                self.control
+                    .send(self.control_addr(i), Repl::Heartbeat { epoch, version });
             }
         }
     }
@@ -1160,22 +1180,22 @@ impl Member {
             return;
         }
         self.model.borrow_mut().replicas[self.me].resyncing = true;
-        self.repl.send(
-            self.repl_addr(l),
+        self.control.send(
+            self.control_addr(l),
             Repl::ResyncReq {
                 from: self.me as u8,
             },
         );
     }
 
-    async fn serve_repl(&self) {
-        let mut batches_seen = 0u64;
+    /// Serves one replication socket: the batch stream or the control channel.
+    async fn serve_repl(&self, socket: &Socket<Repl>) {
         loop {
-            let (from, msg) = self.repl.recv().await;
+            let (from, msg) = socket.recv().await;
             let sender = self.member_of(from);
             if self.hooks.corruption == Some(Corruption::M3IgnoresReplication)
                 && self.me == 2
-                && batches_seen > 0
+                && self.batches_seen.get() > 0
             {
                 continue;
             }
@@ -1185,7 +1205,7 @@ impl Member {
                     version,
                     ops,
                 } => {
-                    batches_seen += 1;
+                    self.batches_seen.set(self.batches_seen.get() + 1);
                     if let Some(s) = sender {
                         self.adopt(epoch, s);
                     }
@@ -1238,8 +1258,8 @@ impl Member {
                             m.replicas[self.me].table.clone(),
                         )
                     };
-                    self.repl.send(
-                        self.repl_addr(asker as usize),
+                    self.control.send(
+                        self.control_addr(asker as usize),
                         Repl::Snapshot {
                             epoch,
                             version,
