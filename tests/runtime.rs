@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::Duration;
 
+use sim_core::choice::lanes::{label_id, Lane, LaneBuffers};
 use sim_core::choice::{Bytes, Choices, Input, Recorder, Seeded, Source};
 use sim_core::net::{Addr, Socket};
 use sim_core::node::{crash, restart};
@@ -291,7 +292,8 @@ fn outcome_classes() {
 }
 
 /// A fault late in a long run is reachable from a short buffer: the run below passes 1000
-/// events before its one fault-deciding draw, and the buffer that fires it is measured.
+/// events before its one fault-deciding draw, and the buffer that fires it is measured (one
+/// event entry: seven bytes, however many draws come first).
 #[test]
 fn late_fault_is_reachable_from_a_short_buffer() {
     fn scenario() -> Sim {
@@ -314,24 +316,20 @@ fn late_fault_is_reachable_from_a_short_buffer() {
         });
         sim
     }
-    // Where the trigger's byte sits under the default (all-zero) schedule.
+    // The trigger is an event: under the default (all-zero) schedule it is the first draw
+    // of its label, and one entry of the events lane fires it, however late it comes.
     let (report, draws) = scenario().run_logged(&Input::Bytes(Vec::new()));
     assert!(report.outcome.class.is_pass());
     let events = report.outcome.steps;
     assert!(events >= 1000, "the trigger comes after {events} events");
-    let before: usize = draws
-        .iter()
-        .take_while(|d| d.label != "late.trigger")
-        .map(|d| match &d.value {
-            sim_core::choice::DrawValue::Int { bound, .. } => {
-                sim_core::choice::bytes_for_bound(*bound)
-            }
-            sim_core::choice::DrawValue::Raw(b) => b.len(),
-        })
-        .sum();
-    let mut input = vec![0u8; before];
-    input.push(255);
-    assert!(input.len() <= 4096, "{} bytes needed", input.len());
+    assert_eq!(
+        draws.iter().filter(|d| d.label == "late.trigger").count(),
+        1
+    );
+    let mut lanes = LaneBuffers::default();
+    lanes.push_event(label_id("late.trigger"), 0);
+    let input = lanes.to_bytes();
+    assert!(input.len() <= 8, "{} bytes needed", input.len());
     let failing = scenario().run_input(&Input::Bytes(input.clone())).outcome;
     assert_eq!(failing.class, Class::Panic, "{failing:?}");
     assert!(failing.message.contains("late fault fired"));
@@ -432,10 +430,24 @@ fn buggify_sites_are_decided_by_the_input() {
         0,
         "zero input enables no site"
     );
+    // The setup lane enables the site; the events lane names each of its 40 firings.
+    let mut lanes = LaneBuffers::default();
+    lanes.dense_mut(Lane::Setup).push(255);
+    for ordinal in 0..40 {
+        lanes.push_event(label_id("buggify.fire"), ordinal);
+    }
     assert_eq!(
-        fired(&Input::Bytes(vec![255; 64])),
+        fired(&Input::Bytes(lanes.to_bytes())),
         40,
         "an enabled site fires when the input says so"
+    );
+    let mut only_third = LaneBuffers::default();
+    only_third.dense_mut(Lane::Setup).push(255);
+    only_third.push_event(label_id("buggify.fire"), 2);
+    assert_eq!(
+        fired(&Input::Bytes(only_third.to_bytes())),
+        1,
+        "one event entry fires one site visit"
     );
     let counts: BTreeSet<u32> = (0..40).map(|s| fired(&Input::Seed(s))).collect();
     assert!(counts.contains(&0) && counts.len() > 2, "{counts:?}");

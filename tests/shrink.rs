@@ -7,12 +7,21 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Instant;
 
+use sim_core::choice::lanes::{Lane, LaneBuffers};
 use sim_core::choice::{encode, Choices, Draw, DrawValue, Input};
 use sim_core::report::Class;
 use sim_core::shrink::{shortlex_less, Shrinker};
 use sim_core::sim::{self, Config, Sim};
 use sim_core::trace::{Event, EventKind};
 use systems::two_pc;
+
+/// An input whose only section is the workload lane holding `draws` (these scenarios draw
+/// nothing but workload choices).
+fn workload_lane(draws: &[u8]) -> Vec<u8> {
+    let mut lanes = LaneBuffers::default();
+    lanes.dense_mut(Lane::Workload).extend_from_slice(draws);
+    lanes.to_bytes()
+}
 
 fn median(values: &mut [u64]) -> u64 {
     values.sort_unstable();
@@ -362,7 +371,7 @@ fn operations_are_deleted_as_whole_blocks() {
         bytes.extend([17u8; 12]);
     }
     let shrunk = Shrinker::new(big_operations)
-        .run(&Input::Bytes(bytes))
+        .run(&Input::Bytes(workload_lane(&bytes)))
         .unwrap();
     assert!(shrunk.verified);
     assert_eq!(
@@ -373,7 +382,7 @@ fn operations_are_deleted_as_whole_blocks() {
     );
     assert_eq!(
         shrunk.bytes,
-        [0, 250, 1],
+        workload_lane(&[0, 250, 1]),
         "one operation, smallest failing value, least noise"
     );
 }
@@ -421,7 +430,7 @@ fn two_invariants() -> Sim {
 #[test]
 fn shrinking_keeps_the_original_failure_among_two_invariants() {
     // count 4, values 7, 3, 9, 255: fails no-large on the fourth operation.
-    let input = Input::Bytes(vec![3, 7, 3, 9, 255]);
+    let input = Input::Bytes(workload_lane(&[3, 7, 3, 9, 255]));
     let original = two_invariants().run_input(&input);
     assert_eq!(original.outcome.invariant.as_deref(), Some("no-large"));
 
@@ -436,7 +445,7 @@ fn shrinking_keeps_the_original_failure_among_two_invariants() {
     );
     assert_eq!(
         shrunk.bytes,
-        [0, 250],
+        workload_lane(&[0, 250]),
         "one operation with the smallest large value"
     );
 
@@ -457,7 +466,7 @@ fn shrinking_keeps_the_original_failure_among_two_invariants() {
 #[test]
 fn nothing_smaller_returns_the_original_verified() {
     // Already minimal: one operation of value 250.
-    let input = Input::Bytes(vec![0, 250]);
+    let input = Input::Bytes(workload_lane(&[0, 250]));
     let shrunk = Shrinker::new(two_invariants).run(&input).unwrap();
     assert!(!shrunk.improved);
     assert!(shrunk.verified);
@@ -468,7 +477,7 @@ fn nothing_smaller_returns_the_original_verified() {
 #[test]
 fn a_passing_input_is_an_error() {
     let err = Shrinker::new(two_invariants)
-        .run(&Input::Bytes(vec![0, 5]))
+        .run(&Input::Bytes(workload_lane(&[0, 5])))
         .unwrap_err();
     assert!(err.to_string().contains("does not fail"), "{err}");
     // And a predicate the original does not match is refused, not searched for.
@@ -479,7 +488,7 @@ fn a_passing_input_is_an_error() {
             c.set(c.get() + 1);
             o.invariant.as_deref() == Some("zero-leads")
         })
-        .run(&Input::Bytes(vec![0, 250]))
+        .run(&Input::Bytes(workload_lane(&[0, 250])))
         .unwrap_err();
     assert!(err.to_string().contains("does not fail"), "{err}");
     assert_eq!(counted.get(), 1, "only the original was checked");

@@ -8,7 +8,7 @@
 //! ```json
 //! {
 //!   "format": "sim-repro",
-//!   "version": 1,
+//!   "version": 2,
 //!   "system": "two-pc",
 //!   "bug": "first-vote-wins",
 //!   "pinned": false,
@@ -29,6 +29,9 @@
 //!   flag takes its default.
 //! * `input_hex` is the byte input (always bytes: a seed is re-encoded through its draw log,
 //!   see [`crate::choice::Recorder`]); `origin` says where it came from and is informational.
+//!   Version 2 inputs are in the lane encoding ([`crate::choice::lanes`]); a version-1 file's
+//!   input is in the flat encoding that came before, and is read as
+//!   [`crate::choice::Input::FlatBytes`], so it still replays the run it recorded.
 //! * `history_hash` is the pinned hash: a replay that does not reproduce it exactly is a
 //!   diverged replay, not the same failure. `class`, `invariant` and `steps` are what the run
 //!   ended with when the file was written.
@@ -75,7 +78,7 @@ use crate::trace::{render_lines, stable_hash_bytes, Event};
 /// The repro format's name.
 pub const REPRO_FORMAT: &str = "sim-repro";
 /// The newest repro version this crate reads and the one it writes.
-pub const REPRO_VERSION: u32 = 1;
+pub const REPRO_VERSION: u32 = 2;
 /// The trace file format's name.
 pub const TRACE_FORMAT: &str = "sim-trace";
 
@@ -201,6 +204,17 @@ impl Repro {
     /// The input bytes.
     pub fn input(&self) -> Result<Vec<u8>, ReproError> {
         from_hex(&self.input_hex)
+    }
+
+    /// The input to run: lane-encoded [`Input::Bytes`], or [`Input::FlatBytes`] for a file of
+    /// version 1 (written before byte inputs had lanes).
+    pub fn run_input(&self) -> Result<Input, ReproError> {
+        let bytes = self.input()?;
+        Ok(if self.version <= 1 {
+            Input::FlatBytes(bytes)
+        } else {
+            Input::Bytes(bytes)
+        })
     }
 
     /// Pretty JSON.
@@ -522,6 +536,7 @@ pub fn input_identity(input: &Input) -> String {
     match input {
         Input::Seed(seed) => format!("seed:{seed}"),
         Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
+        Input::FlatBytes(b) => format!("flat-bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
     }
 }
 
@@ -606,11 +621,18 @@ mod tests {
     fn repro_round_trips_and_checks_version() {
         let r = Repro::new("s", None, vec![1, 2]);
         assert_eq!(Repro::from_json(&r.to_json()).unwrap(), r);
-        let newer = r.to_json().replace("\"version\": 1", "\"version\": 2");
+        let newer = r.to_json().replace("\"version\": 2", "\"version\": 3");
         assert!(matches!(
             Repro::from_json(&newer),
-            Err(ReproError::TooNew { found: 2 })
+            Err(ReproError::TooNew { found: 3 })
         ));
+        // A version-1 file's bytes are in the flat encoding; a current one's have lanes.
+        let old = Repro::from_json(&r.to_json().replace("\"version\": 2", "\"version\": 1"));
+        assert_eq!(
+            old.unwrap().run_input().unwrap(),
+            Input::FlatBytes(vec![1, 2])
+        );
+        assert_eq!(r.run_input().unwrap(), Input::Bytes(vec![1, 2]));
         let padded = format!("\u{feff}  \n{}", r.to_json());
         assert!(matches!(
             InputFile::recognise(padded.into_bytes()),

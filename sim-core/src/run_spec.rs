@@ -416,7 +416,18 @@ pub struct RunSpec {
 
 impl RunSpec {
     /// The run of `input` on `variant`.
+    ///
+    /// A [`Input::FlatBytes`] input (a version-1 repro's) is converted here, once, to the
+    /// lane encoding: its run is replayed through a recorder and the draws re-encoded, which
+    /// gives the same draws and so the same run under [`crate::choice::Bytes`].
     pub fn new(variant: Variant, input: Input) -> RunSpec {
+        let input = match input {
+            Input::FlatBytes(_) => {
+                let (_, bytes) = (variant.system.build)(&variant.options()).run_recorded(&input);
+                Input::Bytes(bytes)
+            }
+            other => other,
+        };
         RunSpec { variant, input }
     }
 
@@ -430,7 +441,9 @@ impl RunSpec {
     pub fn run_command(&self, prefix: &str, input_file: Option<&str>) -> String {
         let input = match &self.input {
             Input::Seed(seed) => format!("--seed {seed}"),
-            Input::Bytes(_) => format!("--input {}", input_file.unwrap_or("INPUT_FILE")),
+            Input::Bytes(_) | Input::FlatBytes(_) => {
+                format!("--input {}", input_file.unwrap_or("INPUT_FILE"))
+            }
         };
         format!("{prefix} run {} {input}", self.variant.args())
     }
@@ -448,7 +461,9 @@ impl RunSpec {
     pub fn stem(&self) -> String {
         let input = match &self.input {
             Input::Seed(seed) => format!("seed-{seed}"),
-            Input::Bytes(b) => format!("bytes-{:016x}", crate::trace::stable_hash_bytes(b)),
+            Input::Bytes(b) | Input::FlatBytes(b) => {
+                format!("bytes-{:016x}", crate::trace::stable_hash_bytes(b))
+            }
         };
         format!("{}-{input}", self.variant.stem())
     }

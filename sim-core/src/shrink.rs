@@ -90,11 +90,13 @@
 //!     sim.invariant("small", move || if worst.get() < 200 { Ok(()) } else { Err("too big".into()) });
 //!     sim
 //! }
-//! let input = Input::Bytes(vec![7, 3, 9, 250, 1, 255, 4]);
+//! // One section of the workload lane (tag 2, 6 bytes): a count of 7, then the values.
+//! let input = Input::Bytes(vec![2, 6, 7, 3, 9, 250, 1, 255]);
 //! let shrunk = Shrinker::new(scenario).run(&input).unwrap();
 //! assert!(shrunk.verified && shrunk.improved);
 //! assert_eq!(shrunk.outcome.invariant.as_deref(), Some("small"));
-//! assert_eq!(shrunk.bytes, [1, 200]); // one operation, the smallest value that fails
+//! // One operation with the smallest value that fails, in a two-byte workload section.
+//! assert_eq!(shrunk.bytes, [2, 2, 1, 200]);
 //! assert_eq!(shrunk.ops_after, 1);
 //! ```
 
@@ -209,7 +211,8 @@ impl<'a> Shrinker<'a> {
         let canonical = encode(&original.draws);
         let bytes_before = match input {
             Input::Bytes(given) => given.clone(),
-            Input::Seed(_) => canonical.clone(),
+            // A seed has no bytes of its own; flat bytes are in another encoding.
+            Input::Seed(_) | Input::FlatBytes(_) => canonical.clone(),
         };
         let replayed = self.execute(Box::new(Bytes::new(canonical)), None);
         if replayed.outcome.history_hash != original.outcome.history_hash {
@@ -496,6 +499,12 @@ impl Search<'_, '_> {
                         *value = v;
                     }
                 }),
+                DrawValue::Event { fired: true } => {
+                    let mut draws = self.best.draws.clone();
+                    draws[i].value = DrawValue::Event { fired: false };
+                    self.attempt(&draws);
+                }
+                DrawValue::Event { fired: false } => {}
                 DrawValue::Raw(bytes) => {
                     for (b, &byte) in bytes.iter().enumerate() {
                         self.lower(u64::from(byte), |draws, v| {
@@ -559,6 +568,7 @@ fn is_zero(draw: &Draw) -> bool {
     match &draw.value {
         DrawValue::Int { value, .. } => *value == 0,
         DrawValue::Raw(bytes) => bytes.iter().all(|&b| b == 0),
+        DrawValue::Event { fired } => !fired,
     }
 }
 
@@ -566,5 +576,6 @@ fn zero(draw: &mut Draw) {
     match &mut draw.value {
         DrawValue::Int { value, .. } => *value = 0,
         DrawValue::Raw(bytes) => bytes.iter_mut().for_each(|b| *b = 0),
+        DrawValue::Event { fired } => *fired = false,
     }
 }

@@ -371,7 +371,7 @@ impl Driver<'_> {
             let mut source = with(|w| {
                 std::mem::replace(
                     &mut w.source,
-                    RunSource::Bytes(crate::choice::Bytes::new(Vec::new())),
+                    RunSource::Bytes(Box::new(crate::choice::Bytes::new(Vec::new()))),
                 )
             });
             let result = panic::catch_unwind(AssertUnwindSafe(|| setup(&mut source)));

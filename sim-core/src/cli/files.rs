@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::CliError;
+use crate::choice::Input;
 use crate::repro::{self, FailureFiles, InputFile, Repro, TraceFile};
 
 /// The largest input file read: far above any input a run consumes (a run of a million draws
@@ -44,8 +45,8 @@ pub(super) fn read_input(path: &Path) -> Result<InputFile, CliError> {
 }
 
 /// The input bytes of `repro`, or an error naming its file.
-pub(super) fn repro_input(path: &Path, repro: &Repro) -> Result<Vec<u8>, CliError> {
-    repro.input().map_err(|source| CliError::Repro {
+pub(super) fn repro_input(path: &Path, repro: &Repro) -> Result<Input, CliError> {
+    repro.run_input().map_err(|source| CliError::Repro {
         path: path.to_path_buf(),
         source,
     })

@@ -7,7 +7,6 @@ use clap::Args;
 
 use super::files::{self, write_text};
 use super::{bug_label, Cli, CliError, VariantArgs};
-use crate::choice::Input;
 use crate::render;
 use crate::repro::{InputFile, Repro, TraceFile};
 use crate::run_spec::RunSpec;
@@ -76,14 +75,14 @@ fn replayed(cli: &Cli, path: &Path, repro: &Repro) -> Result<(Vec<Event>, String
         flags: Default::default(),
     };
     let variant = cli.variant_of_repro(path, repro, None, &no_flags)?;
-    let bytes = files::repro_input(path, repro)?;
+    let input = files::repro_input(path, repro)?;
     let title = format!(
         "{} {} — {}",
         repro.system,
         bug_label(variant.bug),
         repro.origin
     );
-    let run = RunSpec::new(variant, Input::Bytes(bytes));
+    let run = RunSpec::new(variant, input);
     Ok((run.run_traced().history.into_events(), title))
 }
 

@@ -76,8 +76,8 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
         InputFile::Repro(repro) => {
             let variant =
                 cli.variant_of_repro(path, &repro, args.system.as_deref(), &args.variant)?;
-            let bytes = files::repro_input(path, &repro)?;
-            let run = RunSpec::new(variant, Input::Bytes(bytes));
+            let input = files::repro_input(path, &repro)?;
+            let run = RunSpec::new(variant, input);
             Ok((run, Pinned { repro: Some(repro) }))
         }
         InputFile::Raw(bytes) => {

@@ -111,8 +111,8 @@ fn run_spec(cli: &Cli, args: &RunArgs) -> Result<RunSpec, CliError> {
         )),
         InputFile::Repro(repro) => {
             let variant = cli.variant_of_repro(path, &repro, Some(&args.system), &args.variant)?;
-            let bytes = files::repro_input(path, &repro)?;
-            Ok(RunSpec::new(variant, Input::Bytes(bytes)))
+            let input = files::repro_input(path, &repro)?;
+            Ok(RunSpec::new(variant, input))
         }
         InputFile::Trace(_) => Err(CliError::TraceNotInput(path.display().to_string())),
     }

@@ -116,9 +116,9 @@ fn original(cli: &Cli, args: &ShrinkArgs) -> Result<(RunSpec, String), CliError>
         }
         InputFile::Repro(repro) => {
             let variant = cli.variant_of_repro(path, &repro, Some(&args.system), &args.variant)?;
-            let bytes = files::repro_input(path, &repro)?;
+            let input = files::repro_input(path, &repro)?;
             Ok((
-                RunSpec::new(variant, Input::Bytes(bytes)),
+                RunSpec::new(variant, input),
                 format!("{prefix} replay {file}"),
             ))
         }
