@@ -6,7 +6,10 @@
 //! operations and their results, notes, failed checks — task steps and spawns are left
 //! out). A message is an arrow from its send to its delivery, matched by message id; a
 //! dropped message ends in a red cross; one still in flight when the run ended trails off
-//! dashed. A failed invariant is a red band across every lane. The SVG is self-contained
+//! dashed. A failed invariant is a red band across every lane. A failed linearizability
+//! check ([`crate::check`]) also gets its shortest non-linearizable window marked: an amber
+//! band over the rows of the window's time span, and the window's operations boxed in amber
+//! ([`crate::check::WindowMark`]). The SVG is self-contained
 //! (no scripts, no external fonts or files): open it in any browser.
 //!
 //! [`shiviz`] writes the same events in the log format of
@@ -47,6 +50,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::check::WindowMark;
 use crate::trace::{render_lines, Event, EventKind};
 
 /// ShiViz's parser regex for [`shiviz`] logs (its default).
@@ -240,6 +244,33 @@ text {{ paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: r
             height - 30
         );
     }
+    // A non-linearizable window under everything: a band over the rows of its span.
+    let windows: Vec<WindowMark> = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::CheckFailed { .. }))
+        .filter_map(|e| WindowMark::find(&e.detail))
+        .collect();
+    for w in &windows {
+        // The text keeps microseconds: a row inside the last one counts.
+        let inside = |e: &&&Event| e.time_ns >= w.start_ns && e.time_ns < w.end_ns + 1_000;
+        let first = shown.iter().position(|e| inside(&e));
+        let last = shown.iter().rposition(|e| inside(&e));
+        if let (Some(first), Some(last)) = (first, last) {
+            let (top, bottom) = (y_of(first) - ROW_H / 2, y_of(last) + ROW_H / 2);
+            let _ = writeln!(
+                s,
+                r##"<rect class="lin-window" x="{LEFT}" y="{top}" width="{}" height="{}" fill="#ffb300" fill-opacity="0.12" stroke="#ff8f00" stroke-dasharray="6 3"/><text x="{}" y="{}" fill="#e65100" font-weight="bold" text-anchor="end">non-linearizable window {}..{} ({} operations)</text>"##,
+                width - LEFT - 10,
+                bottom - top,
+                width - 14,
+                top + 12,
+                time_label(w.start_ns),
+                time_label(w.end_ns),
+                w.history_ops.len()
+            );
+        }
+    }
+    let in_window = |op: u64| windows.iter().any(|w| w.history_ops.contains(&op));
     // Messages first, so marks draw over them.
     for (msg, (srow, slane, text)) in &sends {
         let (x1, y1) = (x_of(*slane), y_of(*srow));
@@ -392,16 +423,22 @@ text {{ paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: r
                 );
                 label(&mut s, "#777", &detail);
             }
-            EventKind::OpStart { .. } | EventKind::OpResult { .. } => {
+            EventKind::OpStart { op, .. } | EventKind::OpResult { op, .. } => {
                 let text = if matches!(e.kind, EventKind::OpStart { .. }) {
                     format!("▶ {detail}")
                 } else {
                     format!("◀ {detail}")
                 };
                 let w = 12 + 6 * text.chars().count();
+                // An operation of a non-linearizable window stands out in amber.
+                let look = if in_window(op) {
+                    r##"class="window-op" fill="#ffe0b2" stroke="#e65100" stroke-width="2""##
+                } else {
+                    r##"fill="#e3f2fd" stroke="#1565c0""##
+                };
                 let _ = writeln!(
                     s,
-                    r##"<rect x="{}" y="{}" width="{w}" height="18" rx="4" fill="#e3f2fd" stroke="#1565c0"/><text x="{}" y="{}" fill="#0d47a1" style="stroke:none">{text}</text>"##,
+                    r##"<rect x="{}" y="{}" width="{w}" height="18" rx="4" {look}/><text x="{}" y="{}" fill="#0d47a1" style="stroke:none">{text}</text>"##,
                     x + 5,
                     y - 9,
                     x + 11,
@@ -626,6 +663,104 @@ mod tests {
         assert_eq!(lines[9], r#"b {"a":2,"b":2}"#, "{log}");
         // The checker saw everything.
         assert_eq!(lines[13], r#"checker {"a":3,"b":3,"checker":1}"#, "{log}");
+    }
+
+    /// A real checker failure inside a simulation, drawn: the window's band and its
+    /// operations stand out, and operations outside it do not.
+    #[test]
+    fn svg_marks_the_non_linearizable_window() {
+        use crate::check::kv::{Kv, KvInput, KvOutput};
+        use crate::check::{self, OpLog};
+        use crate::sim::{Config, Sim};
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        use std::time::Duration;
+
+        let config = Config {
+            recording: crate::trace::Recording::Full,
+            ..Config::default()
+        };
+        let mut sim = Sim::new(config);
+        let log: Rc<RefCell<OpLog<KvInput, KvOutput>>> = Rc::default();
+        let l = log.clone();
+        sim.client("c", move |_| {
+            let l = l.clone();
+            async move {
+                let step = || crate::time::sleep(Duration::from_millis(10));
+                // Key 2: fine, outside the window.
+                let other = l.borrow_mut().call("c", KvInput::Put { key: 2, value: 1 });
+                step().await;
+                l.borrow_mut().ret(other, KvOutput::Done);
+                step().await;
+                // Key 1: a put that returned, then a read that misses it.
+                let put = l.borrow_mut().call("c", KvInput::Put { key: 1, value: 7 });
+                step().await;
+                l.borrow_mut().ret(put, KvOutput::Done);
+                step().await;
+                let get = l.borrow_mut().call("c", KvInput::Get { key: 1 });
+                step().await;
+                l.borrow_mut().ret(get, KvOutput::Value(None));
+            }
+        });
+        sim.invariant("linearizable", move || {
+            check::linearizable(&Kv, &log.borrow()).map_err(|e| e.to_string())
+        });
+        let report = sim.run_seed(0);
+        assert!(!report.outcome.class.is_pass(), "the read missed the put");
+        let events = report.history.into_events();
+        let failed = events
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::CheckFailed { .. }))
+            .expect("a failed check");
+        let mark = WindowMark::find(&failed.detail).expect("the message names its window");
+        assert_eq!(mark.history_ops, vec![1, 2], "{}", failed.detail);
+        assert_eq!((mark.start_ns, mark.end_ns), (20_000_000, 50_000_000));
+
+        let picture = svg(&events, "lin");
+        assert_eq!(
+            picture.matches(r#"class="lin-window""#).count(),
+            1,
+            "one band"
+        );
+        assert!(picture.contains("non-linearizable window 20.000ms..50.000ms (2 operations)"));
+        // Each window operation's start and result are boxed in amber; op 0 is not.
+        assert_eq!(
+            picture.matches(r#"class="window-op""#).count(),
+            4,
+            "{picture}"
+        );
+        let op0 = picture
+            .lines()
+            .find(|l| l.contains("▶ op 0:"))
+            .expect("op 0 drawn");
+        assert!(!op0.contains("window-op"), "{op0}");
+        // The band spans the rows from the put's call to the read's return.
+        let band = picture
+            .lines()
+            .find(|l| l.contains(r#"class="lin-window""#))
+            .expect("band");
+        let attr = |name: &str| -> usize {
+            let at = band.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;
+            band[at..at + band[at..].find('"').expect("quote")]
+                .parse()
+                .expect("number")
+        };
+        let rows = |text: &str| {
+            picture
+                .lines()
+                .find(|l| l.contains(text))
+                .and_then(|l| l.split(" y=\"").nth(1))
+                .and_then(|y| y.split('"').next())
+                .and_then(|y| y.parse::<usize>().ok())
+                .expect(text)
+        };
+        let (top, bottom) = (attr("y"), attr("y") + attr("height"));
+        for text in ["▶ op 1:", "◀ op 2:"] {
+            let y = rows(text);
+            assert!(top <= y && y <= bottom, "{text} at {y} in {top}..{bottom}");
+        }
+        let y0 = rows("◀ op 0:");
+        assert!(y0 < top, "op 0's result lies above the band");
     }
 
     #[test]

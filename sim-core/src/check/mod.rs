@@ -23,7 +23,9 @@
 //!   first return in the partition after which no linearization exists, and a small set of
 //!   operations (each with its client and its interval) that alone admit none — dropping any
 //!   one of them makes the rest linearizable (when the minimisation finished within its
-//!   budget; the report says so).
+//!   budget; the report says so). The message names the window's span and its operations'
+//!   numbers in the history, which [`WindowMark::find`] reads back: the space-time diagram
+//!   ([`crate::render::svg`]) shades the window and highlights its operations.
 //!
 //! # Cost and bound
 //!
@@ -63,7 +65,7 @@ pub mod kv;
 mod search;
 
 pub use history::{Indeterminate, OpLog, Operation, Pending};
-pub use search::{CheckError, Violation, WindowOp};
+pub use search::{CheckError, Violation, WindowMark, WindowOp};
 
 /// A sequential specification: what one operation at a time does to a state.
 ///

@@ -61,6 +61,9 @@ pub struct WindowOp {
     pub call_ns: u64,
     /// Return time, nanoseconds (`None`: indeterminate, or still pending at the window's end).
     pub return_ns: Option<u64>,
+    /// Its operation number in the run's history ([`crate::sim::OpId`]), when it was
+    /// recorded inside a simulation: the `op N` of the trace's operation events.
+    pub history_op: Option<u64>,
 }
 
 /// A non-linearizable history, explained by a small window of it.
@@ -98,20 +101,35 @@ fn ns_text(ns: u64) -> String {
     format!("{}.{:03}ms", ns / 1_000_000, (ns / 1_000) % 1_000)
 }
 
+/// Where a failure message names its window's span, and its operations' numbers in the
+/// history: the text [`WindowMark::find`] reads back.
+const SPAN_TAG: &str = "; window ";
+const HISTORY_OPS_TAG: &str = "history ops ";
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (start, end) = self.span_ns();
+        let history_ops: Vec<String> = self
+            .window
+            .iter()
+            .filter_map(|o| o.history_op.map(|n| n.to_string()))
+            .collect();
         write!(
             f,
-            "partition {}: no linearization after op {} returned; window {}..{} of {} operations{} \
-             (the failing prefix holds {}):",
+            "partition {}: no linearization after op {} returned{SPAN_TAG}{}..{} of {} operations{} \
+             (the failing prefix holds {}; {HISTORY_OPS_TAG}{}):",
             self.partition,
             self.culprit,
             ns_text(start),
             ns_text(end),
             self.window.len(),
             if self.minimal { ", each needed" } else { "" },
-            self.prefix_ops
+            self.prefix_ops,
+            if history_ops.is_empty() {
+                "none".to_string()
+            } else {
+                history_ops.join(",")
+            }
         )?;
         for op in &self.window {
             let until = op.return_ns.map_or("...".to_string(), ns_text);
@@ -497,6 +515,7 @@ fn window<M: Model>(
                     .flatten(),
                 call_ns: op.call_ns,
                 return_ns: if returned { op.return_ns } else { None },
+                history_op: op.mark.map(|m| m.0),
             }
         })
         .collect();
@@ -508,4 +527,62 @@ fn window<M: Model>(
         window: shown,
         minimal,
     })
+}
+
+/// A failure's window as pictures mark it, read back from a failure message (a trace's
+/// failed check carries the [`Violation`]'s text, nothing more).
+///
+/// ```
+/// use sim_core::check::{self, kv::{Kv, KvInput, KvOutput}, OpLog, WindowMark};
+///
+/// let mut log = OpLog::new();
+/// let put = log.call("c1", KvInput::Put { key: 1, value: 7 });
+/// log.ret(put, KvOutput::Done);
+/// let get = log.call("c2", KvInput::Get { key: 1 });
+/// log.ret(get, KvOutput::Value(None));
+/// let message = format!("linearizable: {}", check::linearizable(&Kv, &log).unwrap_err());
+/// let mark = WindowMark::find(&message).unwrap();
+/// assert_eq!((mark.start_ns, mark.end_ns), (0, 0), "outside a simulation times are positions");
+/// assert!(mark.history_ops.is_empty(), "outside a simulation there is no history");
+/// assert_eq!(WindowMark::find("some other failure"), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowMark {
+    /// Start of the window (its first call), nanoseconds, to the microsecond the text keeps.
+    pub start_ns: u64,
+    /// End of the window (the culprit's return), nanoseconds, to the microsecond.
+    pub end_ns: u64,
+    /// The window's operations, by their number in the history (`op N` in the trace).
+    pub history_ops: Vec<u64>,
+}
+
+impl WindowMark {
+    /// The window named in `text`, if it holds a [`Violation`]'s message.
+    pub fn find(text: &str) -> Option<WindowMark> {
+        let at = text.find(SPAN_TAG)? + SPAN_TAG.len();
+        let rest = &text[at..];
+        let (span, rest) = rest.split_once(' ')?;
+        let (start, end) = span.split_once("..")?;
+        let history_ops = rest
+            .find(HISTORY_OPS_TAG)
+            .map(|i| {
+                let list = &rest[i + HISTORY_OPS_TAG.len()..];
+                let list = &list[..list.find(')').unwrap_or(list.len())];
+                list.split(',')
+                    .filter_map(|n| n.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(WindowMark {
+            start_ns: parse_ms(start)?,
+            end_ns: parse_ms(end)?,
+            history_ops,
+        })
+    }
+}
+
+/// Reads what [`ns_text`] wrote (`12.345ms`).
+fn parse_ms(text: &str) -> Option<u64> {
+    let (ms, us) = text.strip_suffix("ms")?.split_once('.')?;
+    Some(ms.parse::<u64>().ok()? * 1_000_000 + us.parse::<u64>().ok()? * 1_000)
 }
