@@ -42,9 +42,9 @@ fn a_stale_read_is_found_by_a_sweep_and_reported_as_not_linearizable() {
 #[test]
 fn the_deep_bugs_first_failing_seeds_still_fail_the_same_way() {
     for (bug, seed, invariant) in [
-        ("ack-before-fsync", 3276, "leader-completeness"),
-        ("old-term-commit", 170, "leader-completeness"),
-        ("vote-not-persisted", 44959, "election-safety"),
+        ("ack-before-fsync", 511759, "leader-completeness"),
+        ("old-term-commit", 7858, "leader-completeness"),
+        ("vote-not-persisted", 18706, "election-safety"),
     ] {
         let outcome = run(&spec(), Some(bug), false, &Input::Seed(seed));
         assert_eq!(

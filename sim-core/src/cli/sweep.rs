@@ -32,7 +32,7 @@ pub(super) struct SweepArgs {
     all: bool,
     /// Seeds to run, START..END (END excluded) [default: 0..1000]. With --all and no
     /// --seeds, each planted bug is swept from seed 0 until its first failure (at most
-    /// 200,000 seeds), so a deep bug is found too; correct variants run 0..1000.
+    /// 1,000,000 seeds), so a deep bug is found too; correct variants run 0..1000.
     #[arg(long)]
     seeds: Option<String>,
     /// Worker threads, one world each (default: every core); 1 runs on the main thread.
@@ -74,7 +74,7 @@ struct Recorded {
 /// Seeds of a sweep when `--seeds` is not given.
 const DEFAULT_SEEDS: std::ops::Range<u64> = 0..1000;
 /// With `--all` and no `--seeds`: the most seeds a planted bug is swept for its first failure.
-const CAMPAIGN_BUG_SEEDS_MAX: u64 = 200_000;
+const CAMPAIGN_BUG_SEEDS_MAX: u64 = 1_000_000;
 
 /// Exit code of a sweep stopped by Ctrl-C that found no failure (the shell's 128 + SIGINT).
 const INTERRUPTED: i32 = 130;

@@ -27,7 +27,7 @@ use sim_core::time::{now, sleep_until, Instant};
 
 use super::invariants::Observer;
 use super::log::{Command, Entry, Log};
-use super::storage::{Disk, Storage};
+use super::storage::Storage;
 use super::{Bugs, PORT, REPLICAS};
 
 const HEARTBEAT: Duration = Duration::from_millis(50);
@@ -124,8 +124,8 @@ pub fn addr(replica: u32) -> Addr {
 }
 
 /// A replica's whole life from one start: recover from the disk, then run the protocol.
-pub async fn replica(me: u32, count: u32, disk: Disk, observer: Rc<RefCell<Observer>>, bugs: Bugs) {
-    let (storage, durable) = Storage::open(disk);
+pub async fn replica(me: u32, count: u32, observer: Rc<RefCell<Observer>>, bugs: Bugs) {
+    let (storage, durable) = Storage::open().await;
     observer.borrow_mut().wrote(me, 1, 0, durable.log.entries());
     let sock = Socket::<Msg>::bind(PORT).expect("the replica port is free");
     let (synced_tx, synced_rx) = mpsc::unbounded();
@@ -306,8 +306,9 @@ impl Replica {
         self.role = Role::Leader {
             next: vec![last + 1; self.count as usize],
             matched: vec![0; self.count as usize],
-            // Everything in the log was synced before this replica answered as a follower.
-            synced: last,
+            // It counts itself only for what a completed sync covered: a sync it began as
+            // an earlier term's leader may still be running.
+            synced: self.storage.synced_entries(),
         };
         self.leader = Some(self.me);
         self.observer
@@ -339,7 +340,7 @@ impl Replica {
                         // Planted bug: the vote is written but not synced before the answer; a
                         // crash can lose it, and the restarted replica may vote again in this
                         // term.
-                        self.storage.write_meta(self.term, self.vote);
+                        self.storage.write_meta(self.term, self.vote).await;
                     } else {
                         self.storage.save_meta(self.term, self.vote).await;
                     }
@@ -416,7 +417,7 @@ impl Replica {
                     self.send_append(follower as u32);
                 }
             }
-            Msg::Request(command) => self.request(from, command),
+            Msg::Request(command) => self.request(from, command).await,
             Msg::Reply { .. } => {}
         }
     }
@@ -450,12 +451,12 @@ impl Replica {
             for entry in &entries[i..] {
                 self.log.push(*entry);
             }
-            self.storage.write_log(index, &entries[i..]);
+            self.storage.write_log(index, &entries[i..]).await;
             let before = self.log.term_at(index - 1).expect("the prefix matched");
             self.observer
                 .borrow_mut()
                 .wrote(self.me, index, before, &entries[i..]);
-            self.storage.disk().sync("log").await;
+            self.storage.sync_log().await;
         }
         // Rule 5: commit up to the leader's commit, within what this request covered.
         let last_new = prev_index + entries.len() as u64;
@@ -470,7 +471,7 @@ impl Replica {
         }
     }
 
-    fn request(&mut self, from: Addr, command: Command) {
+    async fn request(&mut self, from: Addr, command: Command) {
         if !matches!(self.role, Role::Leader { .. }) {
             let reply = Msg::Reply {
                 seq: command.seq,
@@ -515,11 +516,11 @@ impl Replica {
                 };
                 let prev_term = self.log.last_term();
                 let index = self.log.push(entry);
-                self.storage.write_log(index, &[entry]);
+                self.storage.write_log(index, &[entry]).await;
                 self.observer
                     .borrow_mut()
                     .wrote(self.me, index, prev_term, &[entry]);
-                self.sync_in_background(index);
+                self.sync_in_background();
                 if self.bugs.ack_before_fsync {
                     // Planted bug: the leader counts its own copy before it is on disk.
                     if let Role::Leader { synced, .. } = &mut self.role {
@@ -533,12 +534,13 @@ impl Replica {
         self.waiting.insert(index, (from, command));
     }
 
-    fn sync_in_background(&self, index: u64) {
-        let disk = self.storage.disk();
+    /// Syncs the log in a task of its own; the protocol task hears when it is done.
+    fn sync_in_background(&self) {
+        let sync = self.storage.sync_log();
         let done = self.synced_tx.clone();
         let term = self.term;
         sim_core::rt::spawn(async move {
-            disk.sync("log").await;
+            let index = sync.await;
             let _ = done.unbounded_send((term, index));
         });
     }

@@ -1,195 +1,75 @@
-//! Durable state: the current term, the vote and the log, on a disk that loses what was not
-//! synced when its node crashes.
+//! Durable state: the current term, the vote and the log, in two files on the node's
+//! [`sim_core::disk`].
 //!
-//! **The disk** ([`Disk`]) is a node's set of files, kept outside the node so it survives a
-//! crash and a restart; nothing else of a node does. A write lands in the file at once (the
-//! page cache); [`Disk::sync`] takes a drawn latency and makes the file's contents *as they
-//! were when the sync began* durable — if the node crashes before the sync completes, it
-//! never happened. At the next start, each file with unsynced changes (writes, truncations)
-//! keeps a drawn prefix of them, in order — none, some or all — and the first change lost,
-//! if a write, may be **torn**: its first 512-byte sectors on disk, the rest not. Fault model:
-//! only what a real disk does to unsynced data at a power loss; synced data is never lost or
-//! corrupted (Raft's model: stable storage is stable), so a correct replica is never failed
-//! by its disk.
+//! **What the disk may do** (its module docs say it all): a crash keeps, loses or tears (at a
+//! sector boundary) each write since the file's last sync, independently — a later write may
+//! survive an earlier one, and a hole reads as zeros or as the bytes that were there before;
+//! a create without a directory sync may be lost; reads and writes may fail with an I/O
+//! error (transient: this module retries) or be slow. The damaging faults (latent corruption,
+//! misdirected and lost writes of *synced* data) are outside Raft's fault model — a replica
+//! that silently loses what it acknowledged breaks the quorum intersection every Raft safety
+//! argument rests on — so raft-kv leaves the disk's fault atlas at its default, which never
+//! grants them.
 //!
-//! **The layout.** `meta`: two 32-byte slots, `[seq, term, vote, checksum]`, written
-//! alternately, so a torn write of one leaves the other; the valid slot with the higher seq
-//! wins. `log`: records `[len u32][checksum u64][entry]`; recovery keeps records up to the
-//! first that is short or fails its checksum (a torn tail), and truncates the rest.
+//! **`meta`: term and vote, in two alternating slots.** Slot `seq % 2` (at byte 0 or 512, a
+//! sector apart) holds `[seq, term, vote, checksum]`; recovery takes the valid slot with the
+//! higher `seq`. A write goes to the slot *not* holding the newest valid record, so a crash
+//! while it is unsynced (lost, torn, or zeros) leaves the previous record readable — and the
+//! previous record is exactly what the replica had promised: a correct replica answers an RPC
+//! only after the slot it wrote is synced ([`Storage::save_meta`]), so a vote or term that
+//! recovery falls back from was never announced.
+//!
+//! **`log`: chained records.** Each record is `[len u32][chain u64][entry]`, where `chain` is
+//! a checksum of the previous record's chain and this record's bytes. Recovery keeps records
+//! up to the first that is short or fails its chain, and truncates the rest. The chain (not a
+//! per-record checksum alone) is what makes this sound on a disk that resolves unsynced
+//! writes independently: after a follower truncates its log and appends, a crash may keep the
+//! new record at index `i` and lose the truncation, leaving an old record at `i + 1` that is
+//! whole and checksums fine — but it was written after another record `i`, so its chain
+//! fails. By induction, a recovered log is always a prefix of a log the replica once had.
+//!
+//! **Files exist before anything is written to them**: created and made durable with a
+//! directory sync at the first start, before the replica answers anything.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::cell::Cell;
+use std::io;
 use std::rc::Rc;
-use std::time::Duration;
 
-use sim_core::choice::Choices;
-use sim_core::sim;
-use sim_core::time::sleep;
+use sim_core::disk::{Disk, File};
 
 use super::log::{self, Entry, Log};
 
-const SECTOR_BYTES: usize = 512;
+/// Bytes between the two meta slots: a sector, so that writing one never touches the other.
+const SLOT_STRIDE_BYTES: u64 = 512;
 const SLOT_BYTES: usize = 32;
 const RECORD_HEADER_BYTES: usize = 12;
+/// The chain value before the first record.
+const CHAIN_SEED: u64 = 0x7261_6674_6c6f_6721;
+const META: &str = "meta";
+const LOG: &str = "log";
 
-/// A change to a file not yet known durable.
-#[derive(Clone, Debug)]
-enum Change {
-    Write { offset: usize, bytes: Vec<u8> },
-    Truncate { len: usize },
-}
-
-impl Change {
-    fn apply(&self, file: &mut Vec<u8>) {
-        match self {
-            Change::Write { offset, bytes } => {
-                if file.len() < offset + bytes.len() {
-                    file.resize(offset + bytes.len(), 0);
-                }
-                file[*offset..offset + bytes.len()].copy_from_slice(bytes);
-            }
-            Change::Truncate { len } => file.truncate(*len),
+/// Retries a disk call until it succeeds: read and write errors are transient (EIO that a
+/// retry may clear). Any other error is a bug here (a stale or closed handle, a bad path).
+async fn retry<T, F, Fut>(what: &str, mut call: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = io::Result<T>>,
+{
+    loop {
+        match call().await {
+            Ok(value) => return value,
+            Err(e) if e.kind() == io::ErrorKind::Other => {}
+            Err(e) => panic!("invariant: raft-kv's own {what} cannot fail this way: {e}"),
         }
     }
 }
 
-/// One file: what survives a crash, and the changes since, in the order they were made.
-#[derive(Clone, Debug, Default)]
-struct File {
-    synced: Vec<u8>,
-    /// Unsynced changes, each numbered (`first_pending` is the number of the first).
-    pending: Vec<Change>,
-    first_pending: u64,
-    /// What a read sees: `synced` with every pending change applied.
-    current: Vec<u8>,
-}
-
-impl File {
-    fn change(&mut self, change: Change) {
-        change.apply(&mut self.current);
-        self.pending.push(change);
-    }
-
-    /// Makes every change numbered below `upto` durable (a sync that began when `upto`
-    /// changes had been made). Durability only moves forward: an earlier sync finishing
-    /// after a later one changes nothing.
-    fn sync_upto(&mut self, upto: u64) {
-        while self.first_pending < upto && !self.pending.is_empty() {
-            let change = self.pending.remove(0);
-            change.apply(&mut self.synced);
-            self.first_pending += 1;
-        }
-    }
-}
-
-/// A node's files (see the module docs for what survives a crash).
-#[derive(Clone, Debug, Default)]
-pub struct Disk {
-    files: Rc<RefCell<BTreeMap<&'static str, File>>>,
-}
-
-impl Disk {
-    /// Writes `bytes` at `offset` of `name` (the file grows as needed); not yet durable.
-    fn write_at(&self, name: &'static str, offset: usize, bytes: &[u8]) {
-        let change = Change::Write {
-            offset,
-            bytes: bytes.to_vec(),
-        };
-        self.files
-            .borrow_mut()
-            .entry(name)
-            .or_default()
-            .change(change);
-    }
-
-    /// Cuts `name` to `len` bytes; not yet durable.
-    fn truncate(&self, name: &'static str, len: usize) {
-        let change = Change::Truncate { len };
-        self.files
-            .borrow_mut()
-            .entry(name)
-            .or_default()
-            .change(change);
-    }
-
-    fn read(&self, name: &'static str) -> Vec<u8> {
-        self.files
-            .borrow()
-            .get(name)
-            .map(|f| f.current.clone())
-            .unwrap_or_default()
-    }
-
-    /// Makes `name` durable as it is now, after a drawn latency (an fsync). A crash before
-    /// it completes leaves the file as it was at its last completed sync.
-    pub async fn sync(&self, name: &'static str) {
-        let upto = {
-            let mut files = self.files.borrow_mut();
-            let file = files.entry(name).or_default();
-            file.first_pending + file.pending.len() as u64
-        };
-        let latency_ms = sim::draw(|s| s.range_inclusive("raft.fsync_ms", 1, 20));
-        sleep(Duration::from_millis(latency_ms)).await;
-        self.files
-            .borrow_mut()
-            .entry(name)
-            .or_default()
-            .sync_upto(upto);
-    }
-
-    /// What a crash did to unsynced data, applied at the next start (nobody reads a crashed
-    /// node's disk before then), drawn from the run's input.
-    pub fn recover_after_crash(&self) {
-        for (name, bytes) in
-            self.recover_with(|label, max| sim::draw(|s| s.range_inclusive(label, 0, max)))
-        {
-            sim::note(&format!("disk: {name} recovered with {bytes} bytes"));
-        }
-    }
-
-    /// Per file with unsynced changes: the first `k` of them survive (`k` drawn, from none to
-    /// all), and the next, if a write, may be torn — written up to a sector boundary inside
-    /// it, the rest not. `draw(label, max)` picks in `0..=max`. Returns the files touched and their sizes.
-    fn recover_with(
-        &self,
-        mut draw: impl FnMut(&'static str, u64) -> u64,
-    ) -> Vec<(&'static str, usize)> {
-        let mut touched = Vec::new();
-        for (name, file) in self.files.borrow_mut().iter_mut() {
-            if file.pending.is_empty() {
-                continue;
-            }
-            let kept = draw("raft.crash_changes_kept", file.pending.len() as u64) as usize;
-            let mut recovered = file.synced.clone();
-            for change in &file.pending[..kept] {
-                change.apply(&mut recovered);
-            }
-            if let Some(Change::Write { offset, bytes }) = file.pending.get(kept) {
-                // Sectors are atomic: the write reaches the disk up to one of the sector
-                // boundaries inside it (or not at all).
-                let first_boundary = (offset / SECTOR_BYTES + 1) * SECTOR_BYTES;
-                let end = offset + bytes.len();
-                let boundaries = (first_boundary..end).step_by(SECTOR_BYTES).count();
-                let torn = draw("raft.torn_sectors", boundaries as u64) as usize;
-                let cut = match torn {
-                    0 => 0,
-                    j => first_boundary + (j - 1) * SECTOR_BYTES - offset,
-                };
-                let part = &bytes[..cut];
-                Change::Write {
-                    offset: *offset,
-                    bytes: part.to_vec(),
-                }
-                .apply(&mut recovered);
-            }
-            file.first_pending += file.pending.len() as u64;
-            file.pending.clear();
-            file.synced = recovered.clone();
-            file.current = recovered;
-            touched.push((*name, file.current.len()));
-        }
-        touched
-    }
+/// A checksum of `bytes` continuing from `seed`. FNV-1a: enough to tell a torn, stale or
+/// misplaced record from the one written.
+fn checksum(seed: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(seed, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// What a replica reads back at start.
@@ -203,109 +83,176 @@ pub struct Durable {
     pub log: Log,
 }
 
-/// A replica's persistent state on its [`Disk`].
-#[derive(Debug)]
-pub struct Storage {
-    disk: Disk,
-    meta_seq: u64,
-    /// Byte offset of each record of the log file (entry index - 1).
-    offsets: Vec<usize>,
-    log_len: usize,
+/// The newest valid meta slot in `bytes`: `(seq, term, vote)`, or `None` if neither is valid.
+fn parse_meta(bytes: &[u8]) -> Option<(u64, u64, Option<u32>)> {
+    let mut best: Option<(u64, u64, Option<u32>)> = None;
+    for slot in 0..2u64 {
+        let at = (slot * SLOT_STRIDE_BYTES) as usize;
+        let Some(slot) = bytes.get(at..at + SLOT_BYTES) else {
+            continue;
+        };
+        let word = |i: usize| u64::from_le_bytes(slot[i * 8..i * 8 + 8].try_into().expect("8"));
+        if checksum(CHAIN_SEED, &slot[..24]) != word(3) {
+            continue;
+        }
+        let vote = (word(2) != u64::MAX).then(|| word(2) as u32);
+        if best.is_none_or(|(seq, _, _)| word(0) > seq) {
+            best = Some((word(0), word(1), vote));
+        }
+    }
+    best
 }
 
-fn checksum(bytes: &[u8]) -> u64 {
-    // FNV-1a: enough to tell a torn or stale record from a written one.
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// One encoded meta slot.
+fn meta_slot(seq: u64, term: u64, vote: Option<u32>) -> Vec<u8> {
+    let mut slot = Vec::with_capacity(SLOT_BYTES);
+    for word in [seq, term, vote.map_or(u64::MAX, u64::from)] {
+        slot.extend_from_slice(&word.to_le_bytes());
+    }
+    slot.extend_from_slice(&checksum(CHAIN_SEED, &slot).to_le_bytes());
+    slot
+}
+
+/// The log records of `bytes` up to the first short or broken one.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ParsedLog {
+    entries: Vec<Entry>,
+    /// Byte offset of each record.
+    offsets: Vec<u64>,
+    /// The chain value of each record.
+    chains: Vec<u64>,
+    /// Where the valid records end.
+    valid_bytes: u64,
+}
+
+fn parse_log(bytes: &[u8]) -> ParsedLog {
+    let mut parsed = ParsedLog::default();
+    let mut at = 0;
+    while at + RECORD_HEADER_BYTES <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) as usize;
+        let chain = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().expect("8"));
+        let body = at + RECORD_HEADER_BYTES;
+        let Some(payload) = bytes.get(body..body + len) else {
+            break;
+        };
+        let prev = parsed.chains.last().copied().unwrap_or(CHAIN_SEED);
+        if chain != record_chain(prev, payload) {
+            break;
+        }
+        let Some(entry) = log::decode(payload) else {
+            break;
+        };
+        parsed.entries.push(entry);
+        parsed.offsets.push(at as u64);
+        parsed.chains.push(chain);
+        at = body + len;
+    }
+    parsed.valid_bytes = at as u64;
+    parsed
+}
+
+/// The chain value of a record holding `payload` after a record whose chain is `prev`.
+fn record_chain(prev: u64, payload: &[u8]) -> u64 {
+    let len = (payload.len() as u32).to_le_bytes();
+    checksum(checksum(prev, &len), payload)
+}
+
+/// A replica's persistent state on its node's disk.
+#[derive(Debug)]
+pub struct Storage {
+    meta: File,
+    log: File,
+    meta_seq: u64,
+    /// Per record (entry index - 1): its byte offset and chain value.
+    offsets: Vec<u64>,
+    chains: Vec<u64>,
+    log_bytes: u64,
+    /// How many entries are known durable: set by completed log syncs, lowered by
+    /// truncations.
+    synced: Rc<Cell<u64>>,
+    /// Counts truncations, so a sync that a truncation overtook does not claim entries
+    /// written after it began.
+    truncations: Rc<Cell<u64>>,
 }
 
 impl Storage {
-    /// Opens the disk, recovering from a crash: the newest valid meta slot, and the log up to
-    /// its first torn or invalid record (the rest is truncated).
-    pub fn open(disk: Disk) -> (Storage, Durable) {
-        disk.recover_after_crash();
-        Storage::read(disk)
-    }
-
-    /// Reads what `disk` holds, truncating a torn log tail.
-    fn read(disk: Disk) -> (Storage, Durable) {
-        let meta = disk.read("meta");
-        let mut best: Option<(u64, u64, Option<u32>)> = None;
-        for slot in meta.chunks_exact(SLOT_BYTES) {
-            let word = |i: usize| u64::from_le_bytes(slot[i * 8..i * 8 + 8].try_into().expect("8"));
-            if checksum(&slot[..24]) != word(3) {
-                continue;
-            }
-            let vote = (word(2) != u64::MAX).then(|| word(2) as u32);
-            if best.is_none_or(|(seq, _, _)| word(0) > seq) {
-                best = Some((word(0), word(1), vote));
+    /// Opens the running node's disk and recovers: creates the files at the first start,
+    /// reads the newest valid meta slot, and the log up to its first torn or broken record
+    /// (truncating the rest).
+    pub async fn open() -> (Storage, Durable) {
+        let disk = Disk::current();
+        let names = disk
+            .list()
+            .expect("invariant: the running node's disk lists");
+        let mut created = false;
+        for name in [META, LOG] {
+            if !names.iter().any(|n| n == name) {
+                retry("create", || disk.create(name)).await;
+                created = true;
             }
         }
-        let (meta_seq, term, vote) = best.unwrap_or((0, 0, None));
+        if created {
+            // The names must outlive a crash before anything is written under them.
+            retry("directory sync", || disk.sync_dir()).await;
+        }
+        let meta = retry("open", || disk.open(META)).await;
+        let log = retry("open", || disk.open(LOG)).await;
 
-        let bytes = disk.read("log");
-        let (mut entries, mut offsets, mut at) = (Vec::new(), Vec::new(), 0);
-        while at + RECORD_HEADER_BYTES <= bytes.len() {
-            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) as usize;
-            let sum = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().expect("8"));
-            let body = at + RECORD_HEADER_BYTES;
-            let Some(payload) = bytes.get(body..body + len) else {
-                break;
-            };
-            let Some(entry) = (checksum(payload) == sum)
-                .then(|| log::decode(payload))
-                .flatten()
-            else {
-                break;
-            };
-            entries.push(entry);
-            offsets.push(at);
-            at = body + len;
+        let meta_bytes = retry("read", || meta.read_all()).await;
+        let (meta_seq, term, vote) = parse_meta(&meta_bytes).unwrap_or((0, 0, None));
+        let log_bytes = retry("read", || log.read_all()).await;
+        let parsed = parse_log(&log_bytes);
+        if parsed.valid_bytes < log_bytes.len() as u64 {
+            // A torn or stale tail: cut it so appends follow the last whole record. Not synced
+            // here: if the cut is lost, the same broken bytes are cut again.
+            retry("truncate", || log.set_len(parsed.valid_bytes)).await;
         }
-        if at < bytes.len() {
-            disk.truncate("log", at);
-        }
+        let entries = parsed.entries.len() as u64;
         let storage = Storage {
-            disk,
+            meta,
+            log,
             meta_seq,
-            offsets,
-            log_len: at,
+            offsets: parsed.offsets,
+            chains: parsed.chains,
+            log_bytes: parsed.valid_bytes,
+            // What recovery read is what the crash left on the medium.
+            synced: Rc::new(Cell::new(entries)),
+            truncations: Rc::new(Cell::new(0)),
         };
         let durable = Durable {
             term,
             vote,
-            log: Log::from_entries(entries),
+            log: Log::from_entries(parsed.entries),
         };
         (storage, durable)
     }
 
-    /// Writes term and vote to the next meta slot and syncs it (Raft §5: both are persisted
-    /// before the replica answers an RPC).
+    /// Writes term and vote to the next meta slot and syncs it (Figure 2: persistent state
+    /// is updated on stable storage before responding to RPCs).
     pub async fn save_meta(&mut self, term: u64, vote: Option<u32>) {
-        self.write_meta(term, vote);
-        self.disk.sync("meta").await;
+        self.write_meta(term, vote).await;
+        retry("meta sync", || self.meta.sync()).await;
     }
 
-    /// Writes term and vote to the next meta slot, without syncing it.
-    pub fn write_meta(&mut self, term: u64, vote: Option<u32>) {
+    /// Writes term and vote to the slot not holding the newest record, without syncing it.
+    pub async fn write_meta(&mut self, term: u64, vote: Option<u32>) {
         self.meta_seq += 1;
-        let mut slot = Vec::with_capacity(SLOT_BYTES);
-        for word in [self.meta_seq, term, vote.map_or(u64::MAX, u64::from)] {
-            slot.extend_from_slice(&word.to_le_bytes());
-        }
-        slot.extend_from_slice(&checksum(&slot).to_le_bytes());
-        let offset = (self.meta_seq % 2) as usize * SLOT_BYTES;
-        self.disk.write_at("meta", offset, &slot);
+        let slot = meta_slot(self.meta_seq, term, vote);
+        let offset = (self.meta_seq % 2) * SLOT_STRIDE_BYTES;
+        retry("meta write", || self.meta.write_at(offset, &slot)).await;
     }
 
     /// Replaces the log from `index` (from 1) on with `entries`; not yet durable.
-    pub fn write_log(&mut self, index: u64, entries: &[Entry]) {
+    pub async fn write_log(&mut self, index: u64, entries: &[Entry]) {
         let keep = (index - 1) as usize;
         if keep < self.offsets.len() {
-            self.log_len = self.offsets[keep];
+            self.log_bytes = self.offsets[keep];
             self.offsets.truncate(keep);
-            self.disk.truncate("log", self.log_len);
+            self.chains.truncate(keep);
+            self.synced.set(self.synced.get().min(keep as u64));
+            self.truncations.set(self.truncations.get() + 1);
+            let len = self.log_bytes;
+            retry("log truncate", || self.log.set_len(len)).await;
         }
         debug_assert_eq!(
             self.offsets.len(),
@@ -316,18 +263,41 @@ impl Storage {
         for entry in entries {
             let mut payload = Vec::new();
             log::encode(entry, &mut payload);
-            self.offsets.push(self.log_len + bytes.len());
+            let prev = self.chains.last().copied().unwrap_or(CHAIN_SEED);
+            let chain = record_chain(prev, &payload);
+            self.offsets.push(self.log_bytes + bytes.len() as u64);
+            self.chains.push(chain);
             bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(&checksum(&payload).to_le_bytes());
+            bytes.extend_from_slice(&chain.to_le_bytes());
             bytes.extend_from_slice(&payload);
         }
-        self.disk.write_at("log", self.log_len, &bytes);
-        self.log_len += bytes.len();
+        let at = self.log_bytes;
+        retry("log write", || self.log.write_at(at, &bytes)).await;
+        self.log_bytes += bytes.len() as u64;
     }
 
-    /// A handle to sync the log with (it may run in a task of its own, next to the replica).
-    pub fn disk(&self) -> Disk {
-        self.disk.clone()
+    /// How many entries are known durable (a completed sync covered them).
+    pub fn synced_entries(&self) -> u64 {
+        self.synced.get()
+    }
+
+    /// Syncs the log; returns how many entries the sync made durable. Runs as its own future
+    /// (a leader replicates while it syncs, §10.2.1), independent of `&self`.
+    pub fn sync_log(&self) -> impl std::future::Future<Output = u64> + 'static {
+        let (log, synced, truncations) = (
+            self.log.clone(),
+            self.synced.clone(),
+            self.truncations.clone(),
+        );
+        let upto = self.offsets.len() as u64;
+        let truncations_before = truncations.get();
+        async move {
+            retry("log sync", || log.sync()).await;
+            if truncations.get() == truncations_before {
+                synced.set(synced.get().max(upto));
+            }
+            upto
+        }
     }
 }
 
@@ -336,6 +306,9 @@ mod tests {
     use super::*;
     use crate::raft_kv::log::Command;
     use sim_core::check::kv::KvInput;
+    use sim_core::node::{crash, restart};
+    use sim_core::sim::{Config, Sim};
+    use std::cell::RefCell;
 
     fn entry(term: u64, seq: u64) -> Entry {
         Entry {
@@ -348,87 +321,130 @@ mod tests {
         }
     }
 
-    /// Stands in for a completed fsync of everything written so far.
-    fn sync_all(disk: &Disk) {
-        for file in disk.files.borrow_mut().values_mut() {
-            let upto = file.first_pending + file.pending.len() as u64;
-            file.sync_upto(upto);
+    fn record(prev: u64, entry: &Entry) -> (Vec<u8>, u64) {
+        let mut payload = Vec::new();
+        log::encode(entry, &mut payload);
+        let chain = record_chain(prev, &payload);
+        let mut bytes = (payload.len() as u32).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&chain.to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        (bytes, chain)
+    }
+
+    /// Encodes a log as `write_log` would.
+    fn image(entries: &[Entry]) -> Vec<u8> {
+        let mut prev = CHAIN_SEED;
+        let mut out = Vec::new();
+        for e in entries {
+            let (bytes, chain) = record(prev, e);
+            out.extend_from_slice(&bytes);
+            prev = chain;
         }
-    }
-
-    /// Reopens after a crash where `kept` unsynced changes survive and `torn` sector
-    /// boundaries of the next one are reached.
-    fn crash(disk: &Disk, kept: u64, torn: u64) -> Durable {
-        disk.recover_with(|label, max| match label {
-            "raft.crash_changes_kept" => kept.min(max),
-            _ => torn.min(max),
-        });
-        let (_, durable) = Storage::read(disk.clone());
-        durable
+        out
     }
 
     #[test]
-    fn synced_state_survives_and_unsynced_changes_are_lost_in_order() {
-        let disk = Disk::default();
-        let (mut storage, _) = Storage::read(disk.clone());
-        storage.write_meta(3, Some(1));
-        storage.write_log(1, &[entry(1, 1), entry(1, 2)]);
-        sync_all(&disk);
-        storage.write_meta(4, Some(2));
-        storage.write_log(3, &[entry(4, 3)]);
-        let durable = crash(&disk, 0, 0);
-        assert_eq!(
-            (durable.term, durable.vote),
-            (3, Some(1)),
-            "the unsynced vote is lost"
-        );
-        assert_eq!(durable.log.entries(), &[entry(1, 1), entry(1, 2)]);
+    fn a_torn_record_ends_the_log() {
+        let entries: Vec<Entry> = (1..5).map(|seq| entry(1, seq)).collect();
+        let bytes = image(&entries);
+        let whole = parse_log(&bytes);
+        assert_eq!(whole.entries, entries);
+        assert_eq!(whole.valid_bytes, bytes.len() as u64);
+        // Cut inside the third record: two survive.
+        let record_bytes = bytes.len() / 4;
+        let torn = parse_log(&bytes[..2 * record_bytes + 20]);
+        assert_eq!(torn.entries, &entries[..2]);
+        assert_eq!(torn.valid_bytes, 2 * record_bytes as u64);
+        // A flipped byte inside the second record: one survives.
+        let mut rotted = bytes.clone();
+        rotted[record_bytes + 30] ^= 1;
+        assert_eq!(parse_log(&rotted).entries, &entries[..1]);
+        // Zeros (a lost write past the end) are not a record.
+        let mut holed = bytes[..record_bytes].to_vec();
+        holed.extend_from_slice(&[0; 64]);
+        assert_eq!(parse_log(&holed).entries, &entries[..1]);
+    }
 
-        let (mut storage, _) = Storage::read(disk.clone());
-        storage.write_meta(5, Some(0));
-        let durable = crash(&disk, 1, 0);
+    #[test]
+    fn a_whole_record_after_a_different_predecessor_fails_its_chain() {
+        // The disk held a, b, c; a follower replaced b with b' (same length) and the crash
+        // kept b' but lost the truncation: c is whole and checksums fine on its own.
+        let (a, b, c, b2) = (entry(1, 1), entry(1, 2), entry(1, 3), entry(2, 9));
+        let mut bytes = image(&[a, b, c]);
+        let replaced = image(&[a, b2]);
+        bytes[..replaced.len()].copy_from_slice(&replaced);
         assert_eq!(
-            (durable.term, durable.vote),
-            (5, Some(0)),
-            "a kept write is read back"
+            parse_log(&bytes).entries,
+            vec![a, b2],
+            "c was written after b, not b': it must not follow b'"
         );
     }
 
     #[test]
-    fn a_torn_log_append_is_cut_at_its_last_whole_record() {
-        let disk = Disk::default();
-        let (mut storage, _) = Storage::read(disk.clone());
-        storage.write_log(1, &[entry(1, 1)]);
-        sync_all(&disk);
-        // Twenty records cross several sector boundaries.
-        let batch: Vec<Entry> = (2..22).map(|seq| entry(2, seq)).collect();
-        storage.write_log(2, &batch);
-        let durable = crash(&disk, 0, 1);
-        let len = durable.log.last_index();
-        assert!(len > 1 && len < 21, "torn inside the batch: {len} entries");
-        assert_eq!(
-            durable.log.entries(),
-            &[&[entry(1, 1)], &batch[..len as usize - 1]].concat()
-        );
-        // The torn tail was truncated: appending after it reads back whole.
-        let (mut storage, _) = Storage::read(disk.clone());
-        storage.write_log(len + 1, &[entry(3, 99)]);
-        sync_all(&disk);
-        let (_, durable) = Storage::read(disk.clone());
-        assert_eq!(durable.log.last_index(), len + 1);
-        assert_eq!(durable.log.get(len + 1), Some(&entry(3, 99)));
+    fn the_newest_valid_meta_slot_wins_and_a_torn_one_falls_back() {
+        let mut bytes = vec![0; SLOT_STRIDE_BYTES as usize + SLOT_BYTES];
+        assert_eq!(parse_meta(&bytes), None, "zeros are no slot");
+        bytes[..SLOT_BYTES].copy_from_slice(&meta_slot(2, 5, Some(1)));
+        bytes[SLOT_STRIDE_BYTES as usize..].copy_from_slice(&meta_slot(3, 6, None));
+        assert_eq!(parse_meta(&bytes), Some((3, 6, None)));
+        // The slot being rewritten is damaged: the other one stands.
+        bytes[SLOT_STRIDE_BYTES as usize + 9] ^= 0x40;
+        assert_eq!(parse_meta(&bytes), Some((2, 5, Some(1))));
+        assert_eq!(parse_meta(&bytes[..SLOT_BYTES]), Some((2, 5, Some(1))));
     }
 
+    /// A replica's storage through crashes on the real simulated disk: what was synced is
+    /// read back whole, whatever the crash did to the rest.
     #[test]
-    fn a_lost_meta_write_leaves_the_other_slot() {
-        let disk = Disk::default();
-        let (mut storage, _) = Storage::read(disk.clone());
-        storage.write_meta(1, None);
-        storage.write_meta(2, Some(1));
-        sync_all(&disk);
-        storage.write_meta(3, Some(2));
-        storage.write_meta(4, None);
-        let durable = crash(&disk, 1, 0);
-        assert_eq!((durable.term, durable.vote), (3, Some(2)));
+    fn synced_state_survives_crashes_on_the_simulated_disk() {
+        for seed in 0..20 {
+            let seen: Rc<RefCell<Vec<Durable>>> = Rc::default();
+            let mut sim = Sim::new(Config::default());
+            let record = seen.clone();
+            sim.node("r", move |ctx| {
+                let record = record.clone();
+                async move {
+                    let (mut storage, durable) = Storage::open().await;
+                    record.borrow_mut().push(durable);
+                    if ctx.incarnation() == 0 {
+                        storage.save_meta(3, Some(1)).await;
+                        storage.write_log(1, &[entry(1, 1), entry(1, 2)]).await;
+                        storage.sync_log().await;
+                        assert_eq!(storage.synced_entries(), 2);
+                        // Unsynced: a new vote, and a follower's truncate-and-append.
+                        storage.write_meta(4, Some(2)).await;
+                        storage.write_log(2, &[entry(4, 3), entry(4, 4)]).await;
+                        assert_eq!(storage.synced_entries(), 1, "a truncation lowers it");
+                    }
+                    sim_core::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            });
+            sim.client("nemesis", |_| async {
+                sim_core::time::sleep(std::time::Duration::from_millis(500)).await;
+                crash("r").unwrap();
+                restart("r").unwrap();
+                sim_core::time::sleep(std::time::Duration::from_millis(500)).await;
+            });
+            assert!(sim.run_seed(seed).outcome.class.is_pass(), "seed {seed}");
+            let seen = seen.borrow();
+            assert_eq!(seen.len(), 2, "seed {seed}: started twice");
+            assert_eq!(seen[0], Durable::default());
+            let after = &seen[1];
+            assert!(
+                [(3, Some(1)), (4, Some(2))].contains(&(after.term, after.vote)),
+                "seed {seed}: {after:?}"
+            );
+            let old = [entry(1, 1), entry(1, 2)];
+            let new = [entry(1, 1), entry(4, 3), entry(4, 4)];
+            let got = after.log.entries();
+            assert!(
+                old.starts_with(got) || new.starts_with(got),
+                "seed {seed}: recovered a log the replica never had: {got:?}"
+            );
+            assert!(
+                !got.is_empty(),
+                "seed {seed}: the synced first entry was lost"
+            );
+        }
     }
 }
