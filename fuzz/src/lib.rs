@@ -8,6 +8,10 @@
 //!
 //! The harness is built from `SIM_BUG` and `SIM_SIGNAL` in libFuzzer's initialisation hook,
 //! before the first input; a bad value stops the process with a message and exit code 2.
+//!
+//! Every target also installs [`sim_core::mutate`] as libFuzzer's custom mutator and
+//! crossover: edits of whole decisions in the input's lanes, with a share of mutations left
+//! to libFuzzer's own. `SIM_MUTATOR=bytes` switches it off (libFuzzer's byte mutations only).
 
 pub use libfuzzer_sys;
 pub use sim_core;
@@ -18,6 +22,52 @@ pub fn corpus(verdict: sim_core::fuzz::Verdict) -> libfuzzer_sys::Corpus {
         sim_core::fuzz::Verdict::Keep => libfuzzer_sys::Corpus::Keep,
         sim_core::fuzz::Verdict::Reject => libfuzzer_sys::Corpus::Reject,
     }
+}
+
+/// The mutator `SIM_MUTATOR` chooses, read once; a bad value exits with code 2.
+pub fn mutator_choice() -> sim_core::mutate::MutatorChoice {
+    static CHOICE: std::sync::OnceLock<sim_core::mutate::MutatorChoice> =
+        std::sync::OnceLock::new();
+    *CHOICE.get_or_init(|| {
+        sim_core::mutate::MutatorChoice::from_env().unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(2)
+        })
+    })
+}
+
+/// libFuzzer's custom-mutator hook: a lane edit of `data[..size]` written back in place, or
+/// libFuzzer's own mutation when the lane mutator declines or is switched off.
+pub fn custom_mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32) -> usize {
+    let limit = max_size.min(data.len());
+    if mutator_choice() == sim_core::mutate::MutatorChoice::Lanes {
+        if let Some(out) = sim_core::mutate::mutate(&data[..size], limit, seed) {
+            data[..out.len()].copy_from_slice(&out);
+            return out.len();
+        }
+    }
+    libfuzzer_sys::fuzzer_mutate(data, size, limit)
+}
+
+/// libFuzzer's custom-crossover hook, written to `out`: a lane-wise child of two inputs, or
+/// with `SIM_MUTATOR=bytes` a prefix of one joined to a suffix of the other (defining the
+/// hook replaces libFuzzer's own crossover, so byte mode needs one of its own).
+pub fn custom_crossover(a: &[u8], b: &[u8], out: &mut [u8], seed: u32) -> usize {
+    let child = match mutator_choice() {
+        sim_core::mutate::MutatorChoice::Lanes => {
+            sim_core::mutate::crossover(a, b, out.len(), seed)
+        }
+        sim_core::mutate::MutatorChoice::Bytes => {
+            let cut_a = seed as usize % (a.len() + 1);
+            let cut_b = (seed as usize / 7919) % (b.len() + 1);
+            let mut joined = a[..cut_a].to_vec();
+            joined.extend_from_slice(&b[cut_b..]);
+            joined.truncate(out.len());
+            joined
+        }
+    };
+    out[..child.len()].copy_from_slice(&child);
+    child.len()
 }
 
 /// Defines a libFuzzer target named `$target` that fuzzes the system `$spec`.
@@ -38,8 +88,21 @@ macro_rules! sim_fuzz_target {
         $crate::libfuzzer_sys::fuzz_target!(
             init: {
                 harness();
+                $crate::mutator_choice();
             },
             |data: &[u8]| -> $crate::libfuzzer_sys::Corpus { $crate::corpus(harness().fuzz_one(data)) }
+        );
+
+        $crate::libfuzzer_sys::fuzz_mutator!(
+            |data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+                $crate::custom_mutate(data, size, max_size, seed)
+            }
+        );
+
+        $crate::libfuzzer_sys::fuzz_crossover!(
+            |a: &[u8], b: &[u8], out: &mut [u8], seed: u32| {
+                $crate::custom_crossover(a, b, out, seed)
+            }
         );
     };
 }

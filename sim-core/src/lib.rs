@@ -69,6 +69,7 @@ pub mod disk;
 pub mod faults;
 pub mod foreign;
 pub mod fuzz;
+pub mod mutate;
 pub mod nemesis;
 pub mod net;
 pub mod node;
