@@ -372,3 +372,79 @@ fn trace_json_round_trips_and_renders() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sweep_until_first_stops_at_the_first_failure() {
+    let dir = scratch("until-first");
+    let first = failing_seed();
+    let (code, out) = sim(&[
+        "sweep",
+        "--system",
+        "two-pc",
+        "--bug",
+        "first-vote-wins",
+        "--jobs",
+        "1",
+        "--until-first",
+        "--seeds",
+        "0..200",
+        "--failures-dir",
+        s(&dir),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        value(&out, "first_failure_seed").as_deref(),
+        Some(first.as_str())
+    );
+    assert_eq!(value(&out, "failures").as_deref(), Some("1"), "{out}");
+    let ran: u64 = value(&out, "seeds").unwrap().parse().unwrap();
+    assert_eq!(ran, first.parse::<u64>().unwrap() + 1, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sim corpus` writes each seed's run as the bytes that replay it: the same history, read
+/// back through the byte decoder a fuzz target uses.
+#[test]
+fn corpus_files_replay_the_seeded_runs() {
+    let dir = scratch("corpus");
+    let (code, out) = sim(&[
+        "corpus",
+        "--system",
+        "two-pc",
+        "--seeds",
+        "10..14",
+        "--out",
+        s(&dir),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(value(&out, "runs").as_deref(), Some("4"), "{out}");
+    assert_eq!(value(&out, "failures").as_deref(), Some("0"), "{out}");
+    let spec = systems::two_pc::SPEC;
+    let opts = spec.options(None).unwrap();
+    let mut bytes_max = 0;
+    for seed in 10..14u64 {
+        let bytes = std::fs::read(dir.join(format!("seed-{seed}.bin"))).unwrap();
+        bytes_max = bytes_max.max(bytes.len());
+        let seeded = spec.run(&opts, &Input::Seed(seed)).outcome.history_hash;
+        let replayed = spec.run(&opts, &Input::Bytes(bytes)).outcome.history_hash;
+        assert_eq!(seeded, replayed, "seed {seed}");
+    }
+    assert_eq!(value(&out, "bytes_max"), Some(bytes_max.to_string()));
+
+    // With the planted bug the command stops at the first failing seed, exit 1.
+    let first = failing_seed();
+    let (code, out) = sim(&[
+        "corpus",
+        "--system",
+        "two-pc",
+        "--bug",
+        "first-vote-wins",
+        "--seeds",
+        "0..200",
+        "--out",
+        s(&dir),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(value(&out, "first_failure_seed"), Some(first));
+    let _ = std::fs::remove_dir_all(&dir);
+}

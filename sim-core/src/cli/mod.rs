@@ -26,6 +26,7 @@
 //! The wall clock is read here, and only here, to report runs per second and shrink time: it
 //! is outside every simulation and never reaches a decision.
 
+mod corpus;
 mod files;
 mod list;
 mod merge;
@@ -149,6 +150,8 @@ enum Action {
     Render(render::RenderArgs),
     /// Combine the results of every shard of a sweep into the unsharded summary.
     Merge(merge::MergeArgs),
+    /// Write seeded runs as byte inputs: a fuzzer's starting corpus with the sweep's variety.
+    Corpus(corpus::CorpusArgs),
 }
 
 /// The variant a command runs: `--bug` and every run flag (see [`crate::run_spec`]).
@@ -245,6 +248,7 @@ impl Cli {
             Action::Shrink(args) => shrink::execute(self, &args, out),
             Action::Render(args) => render::execute(self, &args, out),
             Action::Merge(args) => merge::execute(self, &args, out),
+            Action::Corpus(args) => corpus::execute(self, &args, out),
         };
         match result {
             Ok(code) => code,

@@ -44,6 +44,10 @@ pub(super) struct SweepArgs {
     /// Write one JSON line per failure and a summary per variant to FILE, for `sim merge`.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Stop at the first (lowest) failing seed: `seeds=` then counts the runs up to and
+    /// including it, on any number of workers (how a benchmark measures runs to a bug).
+    #[arg(long)]
+    until_first: bool,
     #[command(flatten)]
     variant: VariantArgs,
     #[command(flatten)]
@@ -109,7 +113,8 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
         } else {
             seeds.clone()
         };
-        let swept = sweep_one(cli, args, variant, &range, hunt, &mut results)?;
+        let until_first = hunt || args.until_first;
+        let swept = sweep_one(cli, args, variant, &range, until_first, &mut results)?;
         verdict.count(variant, &swept.tally);
         print_first_failure(cli, args, variant, &swept, out)?;
         print_summary(args, variant, &swept, out)?;

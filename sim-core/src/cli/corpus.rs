@@ -1,0 +1,73 @@
+//! `sim corpus`: seeded runs written as byte inputs, the starting corpus of a fuzz hunt.
+//!
+//! A fuzzer that starts from an empty input spends its first minutes growing inputs long
+//! enough to reach anything; a seed sweep has variety from its first run. Each seed's run is
+//! recorded and its draws re-encoded ([`crate::choice::encode`]) into the bytes that replay
+//! it, so the fuzzer starts where the sweep is strong. The runs are real executions of the
+//! system: a hunt counts them, and if one fails the command stops there and reports it like a
+//! sweep does (exit 1), since the bug is found.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::files;
+use super::{Cli, CliError, VariantArgs};
+use crate::choice::Input;
+use crate::run_spec::RunSpec;
+
+#[derive(Args, Debug)]
+pub(super) struct CorpusArgs {
+    /// The system to run (see `sim list`).
+    #[arg(long)]
+    system: String,
+    /// Seeds to run, START..END (END excluded).
+    #[arg(long)]
+    seeds: String,
+    /// Directory to write `seed-N.bin` into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    #[command(flatten)]
+    variant: VariantArgs,
+}
+
+pub(super) fn execute(cli: &Cli, args: &CorpusArgs, out: &mut dyn Write) -> Result<i32, CliError> {
+    let seeds = super::sweep::parse_seeds(&args.seeds)?;
+    let variant = cli.variant(&args.system, &args.variant)?;
+    std::fs::create_dir_all(&args.out).map_err(|source| CliError::File {
+        action: "create",
+        path: args.out.clone(),
+        source,
+    })?;
+    let (mut runs, mut bytes_max) = (0u64, 0usize);
+    for seed in seeds {
+        let run = RunSpec::new(variant.clone(), Input::Seed(seed));
+        let (report, bytes) = run.run_recorded();
+        runs += 1;
+        let path = args.out.join(format!("seed-{seed}.bin"));
+        files::write_text_bytes(&path, &bytes)?;
+        bytes_max = bytes_max.max(bytes.len());
+        if report.outcome.class.is_failure() {
+            writeln!(
+                out,
+                "replay={} run {} --seed {seed}",
+                cli.replay_prefix,
+                variant.args()
+            )?;
+            writeln!(out, "{}", report.outcome.summary_line())?;
+            writeln!(
+                out,
+                "runs={runs} failures=1 first_failure_seed={seed} bytes_max={bytes_max} dir={}",
+                args.out.display()
+            )?;
+            return Ok(1);
+        }
+    }
+    writeln!(
+        out,
+        "runs={runs} failures=0 first_failure_seed=none bytes_max={bytes_max} dir={}",
+        args.out.display()
+    )?;
+    Ok(0)
+}
