@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Hunt one planted bug with libFuzzer, from a cold start, with the best settings we know.
+#
+#   scripts/hunt.sh SYSTEM BUG [BUDGET_SECONDS] [RUN]      e.g. scripts/hunt.sh raft-kv vote-not-persisted 120
+#
+# 1. `sim corpus` records HUNT_SEEDS seeded runs (default 32) and writes them as byte inputs:
+#    the starting corpus has the sweep's variety (a run that already fails ends the hunt).
+# 2. The target (built with `cargo fuzz build -s none`, stable) runs from that corpus with the
+#    lane-aware mutator (SIM_MUTATOR, default `lanes`), SIM_SIGNAL (default: the harness's),
+#    inputs up to 4x the longest seed input and no length ramp (-len_control=0), libFuzzer
+#    seed RUN (default 1), until the first crash or BUDGET_SECONDS (default 120).
+#
+# Every execution counts: the seed runs and libFuzzer's (its initial pass over the corpus
+# included). The last line is `found=0|1 execs=N wall_s=S`; wall_s excludes the build.
+# HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
+system=$1 bug=$2 budget=${3:-120} run=${4:-1}
+seeds=${HUNT_SEEDS:-32}
+target=${system//-/_}
+[ "$system" = two-pc ] && target=sim_target
+sim=target/release/sim
+bin=fuzz/target/x86_64-unknown-linux-gnu/release/$target
+if [ "${HUNT_BUILD:-1}" = 1 ]; then
+    cargo build --release -q -p systems --bin sim
+    (cd fuzz && cargo fuzz build -s none "$target") >&2
+fi
+[ -x "$bin" ] || { echo "error: $bin not built; run: (cd fuzz && cargo fuzz build -s none $target)" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus" "$work/artifacts"
+start=$(date +%s%N)
+seed_execs=0 max_len=4096
+if [ "$seeds" -gt 0 ]; then
+    # Each hunt run takes its own seeds, so runs are independent.
+    first=$(( run * 1000000 ))
+    status=0
+    "$sim" corpus --system "$system" --bug "$bug" --seeds "$first..$(( first + seeds ))" \
+        --out "$work/corpus" >"$work/seeds.log" 2>&1 || status=$?
+    seed_execs=$(sed -n 's/^runs=\([0-9]*\).*/\1/p' "$work/seeds.log")
+    if [ "$status" = 1 ]; then
+        end=$(date +%s%N)
+        cat "$work/seeds.log" >&2
+        echo "found=1 execs=$seed_execs wall_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
+        exit 0
+    fi
+    [ "$status" = 0 ] || { cat "$work/seeds.log" >&2; exit 2; }
+    longest=$(sed -n 's/.*bytes_max=\([0-9]*\).*/\1/p' "$work/seeds.log")
+    max_len=$(( longest * 4 > 4096 ? longest * 4 : 4096 ))
+fi
+SIM_BUG=$bug "$bin" "$work/corpus" -seed="$run" -max_total_time="$budget" -max_len="$max_len" \
+    -len_control=0 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+    ${HUNT_FUZZ_ARGS:-} >"$work/fuzz.log" 2>&1 || true
+end=$(date +%s%N)
+fuzz_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -1)
+found=0
+if ls "$work/artifacts"/crash-* >/dev/null 2>&1; then
+    found=1
+    grep -m1 -E '^class=' "$work/fuzz.log" >&2 || true
+fi
+if [ -n "${HUNT_LOG:-}" ]; then cp "$work/fuzz.log" "$HUNT_LOG"; fi
+echo "found=$found execs=$(( seed_execs + ${fuzz_execs:-0} )) wall_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
