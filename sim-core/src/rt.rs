@@ -551,19 +551,33 @@ impl<T> Future for JoinHandle<T> {
     }
 }
 
-/// Completes the join slot on output, or marks it cancelled when dropped unfinished.
-struct Tracked<F: Future> {
-    future: F,
-    slot: Rc<RefCell<JoinSlot<F::Output>>>,
+pin_project_lite::pin_project! {
+    /// Completes the join slot on output, or marks it cancelled when dropped unfinished.
+    struct Tracked<F: Future> {
+        #[pin]
+        future: F,
+        slot: Rc<RefCell<JoinSlot<F::Output>>>,
+    }
+
+    impl<F: Future> PinnedDrop for Tracked<F> {
+        fn drop(this: Pin<&mut Self>) {
+            if let Ok(mut slot) = this.project().slot.try_borrow_mut() {
+                if !slot.done {
+                    slot.done = true;
+                    if let Some(w) = slot.waiter.take() {
+                        w.wake();
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl<F: Future> Future for Tracked<F> {
     type Output = ();
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // SAFETY: `future` is structurally pinned; `slot` is never moved out of.
-        let this = unsafe { self.get_unchecked_mut() };
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        match future.poll(cx) {
+        let this = self.project();
+        match this.future.poll(cx) {
             Poll::Ready(v) => {
                 let mut slot = this.slot.borrow_mut();
                 slot.output = Some(v);
@@ -574,19 +588,6 @@ impl<F: Future> Future for Tracked<F> {
                 Poll::Ready(())
             }
             Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl<F: Future> Drop for Tracked<F> {
-    fn drop(&mut self) {
-        if let Ok(mut slot) = self.slot.try_borrow_mut() {
-            if !slot.done {
-                slot.done = true;
-                if let Some(w) = slot.waiter.take() {
-                    w.wake();
-                }
-            }
         }
     }
 }

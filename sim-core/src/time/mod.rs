@@ -552,22 +552,25 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     }
 }
 
-/// See [`timeout`].
-#[must_use = "futures do nothing unless awaited"]
-pub struct Timeout<F> {
-    future: F,
-    sleep: Sleep,
+pin_project_lite::pin_project! {
+    /// See [`timeout`].
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct Timeout<F> {
+        #[pin]
+        future: F,
+        // `Sleep` is `Unpin`: polled through `Pin::new`, no projection needed.
+        sleep: Sleep,
+    }
 }
 
 impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, Elapsed>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: both fields are structurally pinned and never moved out of.
-        let this = unsafe { self.get_unchecked_mut() };
-        if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
+        let this = self.project();
+        if let Poll::Ready(v) = this.future.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        match Pin::new(&mut this.sleep).poll(cx) {
+        match Pin::new(this.sleep).poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
             Poll::Pending => Poll::Pending,
         }
