@@ -8,7 +8,7 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`choice`] | choice sources: `Bytes` (finite PRNG over fuzz input), `Seeded`, `Recorder` |
+//! | [`choice`] | the input: lanes (one byte stream per kind of decision), seeds, recording |
 //! | [`rt`] | single-threaded executor; the scheduler picks the next task by drawing |
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval`; per-node wall clocks |
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
@@ -29,6 +29,7 @@
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
 //! | [`fuzz`] | the fuzz harness: input bytes → run → verdict, for libFuzzer, AFL++ and tests |
 //! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
+//! | [`mutate`] | a lane-aware mutator and crossover for libFuzzer |
 //! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
 //! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
 //! | [`workload`] | workload helpers: operation counts, think times, quiet periods |
@@ -58,6 +59,7 @@
 //! assert_eq!(scenario().run_seed(9).outcome, scenario().run_seed(9).outcome);
 //! ```
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod buggify;
 pub mod campaign;
