@@ -35,7 +35,20 @@ pub struct Bytes {
     events: Vec<(u16, u32)>,
     /// Event draws so far per label id (a handful of labels: a sorted vector is fastest).
     event_counts: Vec<(u16, u32)>,
+    /// Each label's lane and event id, memoised by the label's address: classifying a label
+    /// compares its text against every lane's prefixes, and a fuzz build traces each of those
+    /// byte comparisons. Only a cache: the value is a function of the label's text, and equal
+    /// addresses of `&'static str`s of equal length are the same text, so no run's draws can
+    /// depend on where a label lives.
+    labels: BTreeMap<(usize, usize), LabelInfo>,
     exhausted: bool,
+}
+
+/// What a draw needs to know of its label.
+#[derive(Clone, Copy, Debug)]
+struct LabelInfo {
+    lane: Lane,
+    id: u16,
 }
 
 impl Bytes {
@@ -53,8 +66,34 @@ impl Bytes {
             cursors: [0; LANES],
             events,
             event_counts: Vec::new(),
+            labels: BTreeMap::new(),
             exhausted: false,
         }
+    }
+
+    fn label(&mut self, label: &'static str) -> LabelInfo {
+        *self
+            .labels
+            .entry((label.as_ptr() as usize, label.len()))
+            .or_insert_with(|| LabelInfo {
+                lane: Lane::of(label),
+                id: label_id(label),
+            })
+    }
+
+    fn dense_draw(&mut self, lane: Lane, bound: u64) -> u64 {
+        let width = bytes_for_bound(bound);
+        let mut raw = 0u64;
+        for _ in 0..width {
+            raw = (raw << 8) | u64::from(self.next_byte(lane));
+        }
+        raw % bound
+    }
+
+    fn event(&mut self, id: u16, num: u64, den: u64) -> bool {
+        let ordinal = self.next_ordinal(id);
+        // A certainty fires without an entry, as a dense draw would on any value.
+        num >= den || self.events.binary_search(&(id, ordinal)).is_ok()
     }
 
     /// Dense bytes consumed so far, over every lane.
@@ -109,30 +148,32 @@ impl fmt::Debug for Bytes {
 
 impl Source for Bytes {
     fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
-        let width = bytes_for_bound(bound);
-        if width == 0 {
+        if bytes_for_bound(bound) == 0 {
             return 0;
         }
-        let lane = Lane::of(label);
-        let mut raw = 0u64;
-        for _ in 0..width {
-            raw = (raw << 8) | u64::from(self.next_byte(lane));
-        }
-        raw % bound
+        let lane = self.label(label).lane;
+        self.dense_draw(lane, bound)
     }
 
     fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
-        let lane = Lane::of(label);
+        let lane = self.label(label).lane;
         for b in buf {
             *b = self.next_byte(lane);
         }
     }
 
+    fn draw_chance(&mut self, label: &'static str, num: u64, den: u64) -> bool {
+        let info = self.label(label);
+        if info.lane.chance_is_event(num, den) {
+            self.event(info.id, num, den)
+        } else {
+            self.dense_draw(info.lane, den) >= den - num
+        }
+    }
+
     fn draw_event(&mut self, label: &'static str, num: u64, den: u64) -> bool {
-        let id = label_id(label);
-        let ordinal = self.next_ordinal(id);
-        // A certainty fires without an entry, as a dense draw would on any value.
-        num >= den || self.events.binary_search(&(id, ordinal)).is_ok()
+        let id = self.label(label).id;
+        self.event(id, num, den)
     }
 
     fn is_exhausted(&self) -> bool {

@@ -112,7 +112,12 @@ impl Lane {
     /// label is an event (stored in [`Lane::Events`]) rather than a dense draw: every chance
     /// of a fault label, and any chance of 1 in 16 or less.
     pub fn is_event(label: &str, num: u64, den: u64) -> bool {
-        Lane::of(label) == Lane::Faults || num.saturating_mul(16) <= den
+        Lane::of(label).chance_is_event(num, den)
+    }
+
+    /// [`Lane::is_event`] for a label of this lane.
+    pub fn chance_is_event(self, num: u64, den: u64) -> bool {
+        self == Lane::Faults || num.saturating_mul(16) <= den
     }
 
     /// The lane a section tag names.
