@@ -6,9 +6,15 @@
 //! silently damage data — latent corruption, misdirected and lost writes — never leave it
 //! without a good copy: the run's fault atlas damages at most one copy of any region.
 //!
-//! * **Write**: the record (magic, log sequence number, key, value, checksum) goes to slot
-//!   `lsn - base - 1` of both logs; both are synced; then the write is applied and
-//!   acknowledged. Read and write errors are transient: the server retries.
+//! * **Write**: the record (magic, log sequence number, key, request id, value, checksum)
+//!   goes to slot `lsn - base - 1` of both logs; both are synced; then the write is applied
+//!   and acknowledged. Read and write errors are transient: the server retries.
+//! * **Stale requests**: the network may duplicate and delay a request past later ones, so
+//!   the store keeps the highest request id it has applied (in every record and snapshot, so
+//!   a restart keeps it too) and acknowledges a write of an id at or below it without
+//!   applying it again: the client sends one request at a time with increasing ids, so such
+//!   a write is a copy of one already applied, or of one the client gave up on and has
+//!   written past. (One client; several would need the highest id per client.)
 //! * **Recovery** (every start): the newest valid snapshot gives `base` and the map; then
 //!   slot after slot, a record valid in either log (checksum right, sequence number the one
 //!   expected there) is replayed, up to the first slot valid in neither. Then the server
@@ -223,10 +229,15 @@ async fn nemesis(model: Rc<RefCell<Model>>) {
     for _ in 0..crashes {
         let up_ms = sim::draw(|s| s.range_inclusive("wal.up_ms", 0, 400));
         sleep(Duration::from_millis(up_ms)).await;
-        crash("kv").expect("kv is up");
+        // The run's lifecycle nemesis (`--faults crash,stop,...`) may have taken kv down
+        // already, and will bring it back itself: this one then steps aside.
+        if crash("kv").is_err() {
+            continue;
+        }
         let down_ms = sim::draw(|s| s.range_inclusive("wal.down_ms", 0, 100));
         sleep(Duration::from_millis(down_ms)).await;
-        restart("kv").expect("kv is down");
+        // Already up again only if that nemesis restarted it in between.
+        let _ = restart("kv");
     }
     model.borrow_mut().nemesis_done = true;
 }
@@ -317,13 +328,29 @@ struct Store {
     base: u64,
     /// Records in the log since the snapshot.
     used: u64,
+    /// The highest request id of any write applied (see "Stale requests" above).
+    applied_id: u64,
 }
 
-fn encode_record(lsn: u64, key: u64, value: u64) -> Vec<u8> {
+/// A logged write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Record {
+    key: u64,
+    value: u64,
+    request_id: u64,
+}
+
+fn encode_record(lsn: u64, record: Record) -> Vec<u8> {
+    let Record {
+        key,
+        value,
+        request_id,
+    } = record;
     let mut r = vec![0u8; SLOT as usize];
     r[0..4].copy_from_slice(RECORD_MAGIC);
     r[4..12].copy_from_slice(&lsn.to_le_bytes());
     r[12..20].copy_from_slice(&key.to_le_bytes());
+    r[20..28].copy_from_slice(&request_id.to_le_bytes());
     // The value sits in the second sector: a tear between sectors separates it from the
     // header.
     r[512..520].copy_from_slice(&value.to_le_bytes());
@@ -336,8 +363,8 @@ fn word(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// The (key, value) of the record for `lsn` in `slot`, if it is valid.
-fn decode_record(slot: &[u8], lsn: u64, trust_checksum_blindly: bool) -> Option<(u64, u64)> {
+/// The record for `lsn` in `slot`, if it is valid.
+fn decode_record(slot: &[u8], lsn: u64, trust_checksum_blindly: bool) -> Option<Record> {
     if slot.len() != SLOT as usize || &slot[0..4] != RECORD_MAGIC || word(slot, 4) != lsn {
         return None;
     }
@@ -345,13 +372,22 @@ fn decode_record(slot: &[u8], lsn: u64, trust_checksum_blindly: bool) -> Option<
     if !trust_checksum_blindly && sum != stable_hash_bytes(&slot[..SLOT as usize - 8]) {
         return None;
     }
-    Some((word(slot, 12), word(slot, 512)))
+    Some(Record {
+        key: word(slot, 12),
+        value: word(slot, 512),
+        request_id: word(slot, 20),
+    })
 }
 
-fn encode_snapshot(base: u64, map: &BTreeMap<u64, u64>) -> Vec<u8> {
+/// A snapshot's contents: the sequence number it covers, the highest request id applied,
+/// the map.
+type Snapshot = (u64, u64, BTreeMap<u64, u64>);
+
+fn encode_snapshot(base: u64, applied_id: u64, map: &BTreeMap<u64, u64>) -> Vec<u8> {
     let mut s = Vec::new();
     s.extend_from_slice(SNAP_MAGIC);
     s.extend_from_slice(&base.to_le_bytes());
+    s.extend_from_slice(&applied_id.to_le_bytes());
     s.extend_from_slice(&(map.len() as u64).to_le_bytes());
     for (k, v) in map {
         s.extend_from_slice(&k.to_le_bytes());
@@ -362,12 +398,12 @@ fn encode_snapshot(base: u64, map: &BTreeMap<u64, u64>) -> Vec<u8> {
     s
 }
 
-fn decode_snapshot(s: &[u8], no_checksum: bool) -> Option<(u64, BTreeMap<u64, u64>)> {
-    if s.len() < 28 || &s[0..4] != SNAP_MAGIC {
+fn decode_snapshot(s: &[u8], no_checksum: bool) -> Option<Snapshot> {
+    if s.len() < 36 || &s[0..4] != SNAP_MAGIC {
         return None;
     }
-    let n = word(s, 12) as usize;
-    if n > KEYS as usize || s.len() != 20 + 16 * n + 8 {
+    let n = word(s, 20) as usize;
+    if n > KEYS as usize || s.len() != 28 + 16 * n + 8 {
         return None;
     }
     let body = &s[..s.len() - 8];
@@ -375,9 +411,9 @@ fn decode_snapshot(s: &[u8], no_checksum: bool) -> Option<(u64, BTreeMap<u64, u6
         return None;
     }
     let map = (0..n)
-        .map(|i| (word(s, 20 + 16 * i), word(s, 28 + 16 * i)))
+        .map(|i| (word(s, 28 + 16 * i), word(s, 36 + 16 * i)))
         .collect();
-    Some((word(s, 4), map))
+    Some((word(s, 4), word(s, 12), map))
 }
 
 impl Store {
@@ -412,6 +448,7 @@ impl Store {
             map: BTreeMap::new(),
             base: 0,
             used: 0,
+            applied_id: 0,
         };
         store.recover(&names).await;
         store
@@ -425,9 +462,9 @@ impl Store {
             }
             let f = must(self.disk.open(name).await, "open snapshot");
             let bytes = retry!(f.read_all());
-            if let Some((base, map)) = decode_snapshot(&bytes, self.bugs.no_checksum) {
+            if let Some((base, applied_id, map)) = decode_snapshot(&bytes, self.bugs.no_checksum) {
                 if base >= self.base {
-                    (self.base, self.map) = (base, map);
+                    (self.base, self.applied_id, self.map) = (base, applied_id, map);
                 }
             }
         }
@@ -443,8 +480,9 @@ impl Store {
                 let bytes = image.get(range.clone())?;
                 decode_record(bytes, lsn + 1, self.bugs.no_checksum)
             });
-            let Some((key, value)) = record else { break };
-            self.map.insert(key, value);
+            let Some(record) = record else { break };
+            self.map.insert(record.key, record.value);
+            self.applied_id = self.applied_id.max(record.request_id);
             lsn += 1;
         }
         // Write what was recovered back to both copies before serving anyone.
@@ -453,7 +491,7 @@ impl Store {
 
     /// Snapshots the map as of `lsn` to both mirrors, and starts the log again.
     async fn compact(&mut self, lsn: u64) {
-        let snapshot = encode_snapshot(lsn, &self.map);
+        let snapshot = encode_snapshot(lsn, self.applied_id, &self.map);
         let names = must(self.disk.list(), "list");
         for (tmp, name) in SNAPS {
             if names.iter().any(|n| n == tmp) {
@@ -474,13 +512,14 @@ impl Store {
 
     /// Logs and applies a write. Returns once it is durable (or, with `ack-before-fsync`,
     /// once it is written: `ack` is called when the client may be told).
-    async fn put(&mut self, key: u64, value: u64, ack: impl FnOnce()) {
+    async fn put(&mut self, record: Record, ack: impl FnOnce()) {
         let lsn = self.base + self.used + 1;
-        let record = encode_record(lsn, key, value);
+        let bytes = encode_record(lsn, record);
         for log in &self.logs {
-            retry!(log.write_at(self.used * SLOT, &record));
+            retry!(log.write_at(self.used * SLOT, &bytes));
         }
-        self.map.insert(key, value);
+        self.map.insert(record.key, record.value);
+        self.applied_id = self.applied_id.max(record.request_id);
         if self.bugs.ack_before_fsync {
             ack();
             for log in &self.logs {
@@ -509,13 +548,22 @@ async fn server(bugs: Bugs) {
             continue;
         };
         match op {
+            Op::Put { .. } if id <= store.applied_id => {
+                // A copy of a write already applied, or of one since written past.
+                sock.send(from, Msg::Reply { id, value: None });
+            }
             Op::Put { key, value } => {
                 acked.set(false);
                 let reply = || {
                     sock.send(from, Msg::Reply { id, value: None });
                     acked.set(true);
                 };
-                store.put(key, value, reply).await;
+                let record = Record {
+                    key,
+                    value,
+                    request_id: id,
+                };
+                store.put(record, reply).await;
                 debug_assert!(acked.get(), "every put is acknowledged");
             }
             Op::Get { key } => {
