@@ -12,10 +12,11 @@
 #
 # Every execution counts: the seed runs and libFuzzer's (its initial pass over the corpus
 # included). The last line is `found=0|1 execs=N wall_s=S`; wall_s excludes the build.
-# HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead.
+# HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead; FUZZ_BUILD_ARGS adds
+# `cargo fuzz build` flags (e.g. "-O --no-trace-compares"); HUNT_BUILD=0 skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}
@@ -24,7 +25,7 @@ sim=target/release/sim
 bin=fuzz/target/x86_64-unknown-linux-gnu/release/$target
 if [ "${HUNT_BUILD:-1}" = 1 ]; then
     cargo build --release -q -p systems --bin sim
-    (cd fuzz && cargo fuzz build -s none "$target") >&2
+    (cd fuzz && cargo fuzz build -s none ${FUZZ_BUILD_ARGS:-} "$target") >&2
 fi
 [ -x "$bin" ] || { echo "error: $bin not built; run: (cd fuzz && cargo fuzz build -s none $target)" >&2; exit 2; }
 work=$(mktemp -d)
