@@ -228,8 +228,15 @@ impl Link {
 pub(crate) struct Network {
     pub config: NetConfig,
     profile: FaultProfile,
-    /// Links, `n * n`, indexed `from * n + to`.
+    /// Where each link lives in `links`, indexed `from * n + to`: 1 + its position, or 0 for
+    /// a link no one has used. A run touches few of the `n * n` links (a 200-node cluster
+    /// has 40,000), so the table is four zeroed bytes per pair and a [`Link`] exists only
+    /// once used: a run costs what it uses, not the square of its cluster.
+    link_slots: Vec<u32>,
+    /// The links used so far, in order of first use.
     links: Vec<Link>,
+    /// What an unused link reads as.
+    unused_link: Link,
     n: usize,
     mailboxes: PortMap<datagram::Mailbox>,
     listeners: PortMap<stream::ListenerState>,
@@ -272,7 +279,9 @@ impl Network {
         Network {
             config,
             profile: FaultProfile::NONE,
+            link_slots: Vec::new(),
             links: Vec::new(),
+            unused_link: Link::default(),
             n: 0,
             mailboxes: PortMap::default(),
             listeners: PortMap::default(),
@@ -300,12 +309,37 @@ impl Network {
             "link {from}->{to} outside {} nodes",
             self.n
         );
-        &mut self.links[from * self.n + to]
+        let index = from * self.n + to;
+        let mut slot = self.link_slots[index];
+        if slot == 0 {
+            slot = self.first_use(index);
+        }
+        &mut self.links[slot as usize - 1]
+    }
+
+    /// Creates the link at `index` of the slot table; returns its slot.
+    #[cold]
+    #[inline(never)]
+    fn first_use(&mut self, index: usize) -> u32 {
+        self.links.push(Link::default());
+        let slot = u32::try_from(self.links.len()).expect("fewer than 2^32 links");
+        self.link_slots[index] = slot;
+        slot
     }
 
     #[inline]
     fn link_ref(&self, from: u32, to: u32) -> &Link {
-        &self.links[from as usize * self.n + to as usize]
+        match self.link_slots[from as usize * self.n + to as usize] {
+            0 => &self.unused_link,
+            slot => &self.links[slot as usize - 1],
+        }
+    }
+
+    /// Lifts every scripted cut (drawn cuts end on their own schedule).
+    fn heal_all_scripted(&mut self) {
+        for link in &mut self.links {
+            link.cut_scripted = false;
+        }
     }
 
     /// True if traffic from `from` to `to` is dropped by a partition.
@@ -343,7 +377,8 @@ pub(crate) fn stop_drawing_faults(w: &mut World) {
 pub(crate) fn start_run(w: &mut World) {
     let n = w.nodes.list.len();
     w.net.n = n;
-    w.net.links = (0..n * n).map(|_| Link::default()).collect();
+    w.net.link_slots = vec![0; n * n];
+    w.net.links.clear();
     let faults = w.net.config.faults;
     w.net.profile = faults.profile(&mut w.source);
     if w.net.config.latency_ms_min > w.net.config.latency_ms_max {
@@ -377,25 +412,32 @@ fn alive(w: &World, node: u32, inc: u32) -> bool {
 /// latency plus a jitter drawn in its bound.
 #[inline]
 fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
-    let config = &w.net.config;
-    let link = &mut w.net.links[from as usize * w.net.n + to as usize];
-    if !link.drawn {
-        link.drawn = true;
-        link.latency_ms = w.source.range_inclusive(
-            "net.link.latency_ms",
-            config.latency_ms_min,
-            config.latency_ms_max,
-        );
-        link.jitter_ms = w
+    let (min_ms, max_ms, jitter_max_ms) = (
+        w.net.config.latency_ms_min,
+        w.net.config.latency_ms_max,
+        w.net.config.jitter_ms_max,
+    );
+    let link = w.net.link(from, to);
+    let (latency_ms, jitter_bound_ms) = if link.drawn {
+        (link.latency_ms, link.jitter_ms)
+    } else {
+        let latency_ms = w
             .source
-            .range_inclusive("net.link.jitter_ms", 0, config.jitter_ms_max);
-    }
-    let jitter = if link.jitter_ms > 0 {
-        w.source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
+            .range_inclusive("net.link.latency_ms", min_ms, max_ms);
+        let jitter_ms = w
+            .source
+            .range_inclusive("net.link.jitter_ms", 0, jitter_max_ms);
+        let link = w.net.link(from, to);
+        (link.drawn, link.latency_ms, link.jitter_ms) = (true, latency_ms, jitter_ms);
+        (latency_ms, jitter_ms)
+    };
+    let jitter = if jitter_bound_ms > 0 {
+        w.source
+            .range_inclusive("net.jitter_ms", 0, jitter_bound_ms)
     } else {
         0
     };
-    (link.latency_ms + jitter) * 1_000_000
+    (latency_ms + jitter) * 1_000_000
 }
 
 /// An arrival time after `latency` that keeps the link's FIFO order: strictly later than any

@@ -143,9 +143,7 @@ fn apply(w: &mut World, c: Control) -> Result<(), NetError> {
         }
         Control::HealAll => {
             record_control(w, &c);
-            for l in w.net.links.iter_mut() {
-                l.cut_scripted = false;
-            }
+            w.net.heal_all_scripted();
             super::reach_may_have_changed(w);
         }
         Control::Clog { from, to } => {
