@@ -3,15 +3,7 @@
 
 use std::path::PathBuf;
 
-use sim_core::cli::Cli;
-
-fn sim(args: &[&str]) -> (i32, String) {
-    let mut out = Vec::new();
-    let mut argv = vec!["sim"];
-    argv.extend_from_slice(args);
-    let code = Cli::new(systems::all()).execute(argv, &mut out);
-    (code, String::from_utf8(out).expect("utf-8 output"))
-}
+use acceptance::sim_cli as sim;
 
 /// `seeds=`, `failures=` and `first_failure_seed=` of the summary (the last line).
 fn summary(out: &str) -> String {

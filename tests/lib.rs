@@ -10,6 +10,16 @@ use sim_core::sim::Config;
 use sim_core::system::SystemSpec;
 use sim_core::trace::Recording;
 
+/// Runs the `sim` command line in process on `args` (without the program name) with every
+/// example system registered: the exit code and everything printed.
+pub fn sim_cli(args: &[&str]) -> (i32, String) {
+    let mut out = Vec::new();
+    let mut argv = vec!["sim"];
+    argv.extend_from_slice(args);
+    let code = sim_core::cli::Cli::new(systems::all()).execute(argv, &mut out);
+    (code, String::from_utf8(out).expect("utf-8 output"))
+}
+
 /// The two-phase-commit system.
 pub fn two_pc() -> SystemSpec {
     systems::two_pc::SPEC

@@ -3,17 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use sim_core::choice::Input;
-use sim_core::cli::Cli;
 use sim_core::repro::{Repro, TraceFile};
 use sim_core::trace::EventKind;
 
-fn sim(args: &[&str]) -> (i32, String) {
-    let mut out = Vec::new();
-    let mut argv = vec!["sim"];
-    argv.extend_from_slice(args);
-    let code = Cli::new(systems::all()).execute(argv, &mut out);
-    (code, String::from_utf8(out).expect("utf-8 output"))
-}
+use acceptance::sim_cli as sim;
 
 /// The value of `key` on the last line that has it.
 fn value(text: &str, key: &str) -> Option<String> {
