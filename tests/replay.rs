@@ -441,3 +441,26 @@ fn corpus_files_replay_the_seeded_runs() {
     assert_eq!(value(&out, "first_failure_seed"), Some(first));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A repro file names its system and flags, so `shrink --input REPRO` needs nothing else and
+/// shrinks that very run; raw bytes still need `--system`, and say so.
+#[test]
+fn shrink_takes_a_repro_alone_and_asks_raw_input_for_its_system() {
+    let dir = scratch("shrink-repro");
+    let (_, code, out) = run_failing(&dir);
+    assert_eq!(code, 1, "{out}");
+    let repro = value(&out, "repro_file").expect("a failing run writes a repro");
+    let steps = value(&out, "steps").unwrap();
+    let (code, shrunk) = sim(&["shrink", "--input", &repro, "--failures-dir", s(&dir)]);
+    assert_eq!(code, 1, "{shrunk}");
+    assert_eq!(value(&shrunk, "events_before"), Some(steps), "{shrunk}");
+    assert_eq!(value(&shrunk, "verified").as_deref(), Some("true"));
+
+    let raw = dir.join("raw.bin");
+    std::fs::write(&raw, [1u8, 2, 3]).unwrap();
+    let (code, text) = sim(&["shrink", "--input", s(&raw), "--failures-dir", s(&dir)]);
+    // A usage error (its message, naming the fix, goes to stderr); nothing was shrunk.
+    assert_eq!(code, 2, "{text}");
+    assert!(!text.contains("class="), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -104,6 +104,9 @@ pub enum CliError {
     /// A raw input file was given to `replay` without saying which system runs it.
     #[error("{0} holds raw input bytes, not a repro file; say which system runs them: sim replay --system NAME [--bug BUG] {0}")]
     ReplayNeedsSystem(String),
+    /// A raw input file was given to `shrink` without saying which system runs it.
+    #[error("{0} holds raw input bytes, not a repro file; say which system runs them: sim shrink --system NAME [--bug BUG] --input {0}")]
+    ShrinkNeedsSystem(String),
     /// A trace file was given where an input is expected.
     #[error("{0} is a trace file (a recorded history), not an input; replay the repro file written next to it, or draw the trace with: sim render {0}")]
     TraceNotInput(String),

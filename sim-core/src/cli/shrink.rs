@@ -17,9 +17,9 @@ use crate::trace::render_lines;
 
 #[derive(Args, Debug)]
 pub(super) struct ShrinkArgs {
-    /// The system (see `sim list`).
-    #[arg(long)]
-    system: String,
+    /// The system (see `sim list`); not needed for a repro file, which names its own.
+    #[arg(long, required_unless_present = "input")]
+    system: Option<String>,
     /// Shrink the run of this seed.
     #[arg(long, conflicts_with = "input", required_unless_present = "input")]
     seed: Option<u64>,
@@ -94,10 +94,11 @@ fn original(cli: &Cli, args: &ShrinkArgs) -> Result<(RunSpec, String), CliError>
     let prefix = &cli.replay_prefix;
     let path = match (&args.seed, &args.input) {
         (Some(seed), _) => {
-            let run = RunSpec::new(
-                cli.variant(&args.system, &args.variant)?,
-                Input::Seed(*seed),
-            );
+            let system = args
+                .system
+                .as_deref()
+                .expect("clap requires --system with --seed");
+            let run = RunSpec::new(cli.variant(system, &args.variant)?, Input::Seed(*seed));
             let replay = run.run_command(prefix, None);
             return Ok((run, replay));
         }
@@ -107,15 +108,17 @@ fn original(cli: &Cli, args: &ShrinkArgs) -> Result<(RunSpec, String), CliError>
     let file = path.display().to_string();
     match files::read_input(path)? {
         InputFile::Raw(bytes) => {
-            let run = RunSpec::new(
-                cli.variant(&args.system, &args.variant)?,
-                Input::Bytes(bytes),
-            );
+            let system = args
+                .system
+                .as_deref()
+                .ok_or_else(|| CliError::ShrinkNeedsSystem(file.clone()))?;
+            let run = RunSpec::new(cli.variant(system, &args.variant)?, Input::Bytes(bytes));
             let replay = run.run_command(prefix, Some(&file));
             Ok((run, replay))
         }
         InputFile::Repro(repro) => {
-            let variant = cli.variant_of_repro(path, &repro, Some(&args.system), &args.variant)?;
+            let variant =
+                cli.variant_of_repro(path, &repro, args.system.as_deref(), &args.variant)?;
             let input = files::repro_input(path, &repro)?;
             Ok((
                 RunSpec::new(variant, input),
