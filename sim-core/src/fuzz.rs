@@ -28,7 +28,7 @@
 //!
 //! fn build(opts: &RunOptions) -> Sim {
 //!     let mut sim = Sim::new(opts.config.clone());
-//!     let buggy = opts.bug.is_some();
+//!     let buggy = opts.bug_is("fail");
 //!     sim.client("c", |_| async {});
 //!     sim.invariant("ok", move || if buggy { Err("planted".into()) } else { Ok(()) });
 //!     sim

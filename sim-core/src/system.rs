@@ -43,8 +43,12 @@ pub struct BugSpec {
 /// Options for one run of a system.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// The planted bug to enable (`None` = the correct system).
+    /// The planted bug to enable (`None` = the correct system). System code asks with
+    /// [`RunOptions::bug_is`], which catches a misspelt name.
     pub bug: Option<&'static str>,
+    /// The bugs the system declares (filled in by [`SystemSpec::options`]; empty for
+    /// options made by hand): the names [`RunOptions::bug_is`] accepts.
+    pub declared_bugs: &'static [BugSpec],
     /// Fix the workload; only the schedule varies.
     pub pinned: bool,
     /// Network faults for this run; `None` = the system's own choice (see its docs). Set
@@ -106,6 +110,47 @@ pub enum SpecError {
 }
 
 impl RunOptions {
+    /// True if this run enables the planted bug `name`.
+    ///
+    /// Comparing `opts.bug == Some("name")` by hand turns a typo into a bug that is never on,
+    /// and a sweep that can never fail; this asks the same question and checks the name.
+    ///
+    /// # Panics
+    ///
+    /// If the options came from [`SystemSpec::options`] and `name` is not one of the
+    /// system's declared bugs.
+    ///
+    /// ```
+    /// use sim_core::system::{BugSpec, SystemSpec};
+    /// # fn build(_: &sim_core::system::RunOptions) -> sim_core::sim::Sim { unimplemented!() }
+    ///
+    /// const SPEC: SystemSpec = SystemSpec {
+    ///     name: "kv",
+    ///     about: "a store",
+    ///     bugs: &[BugSpec { name: "ack-early", about: "acks before the write is durable" }],
+    ///     flags: &[],
+    ///     build,
+    /// };
+    /// let opts = SPEC.options(Some("ack-early")).unwrap();
+    /// assert!(opts.bug_is("ack-early"));
+    /// assert!(!SPEC.options(None).unwrap().bug_is("ack-early"));
+    /// let typo = std::panic::catch_unwind(|| opts.bug_is("ack-erly"));
+    /// assert!(typo.is_err());
+    /// ```
+    pub fn bug_is(&self, name: &str) -> bool {
+        assert!(
+            self.declared_bugs.is_empty() || self.declared_bugs.iter().any(|b| b.name == name),
+            "bug_is({name:?}): the system declares no such bug (it declares: {}); a misspelt \
+             name would leave the bug off in every run",
+            self.declared_bugs
+                .iter()
+                .map(|b| b.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.bug == Some(name)
+    }
+
     /// The run's configuration, with `--faults` (if given) or else the system's own default
     /// network setting `default_faults` (clock and lifecycle faults stay as the options
     /// have them: off unless chosen). Systems build their `Sim` from this.
@@ -182,6 +227,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             bug: None,
+            declared_bugs: &[],
             pinned: false,
             faults: None,
             quiet: true,
@@ -215,6 +261,7 @@ impl SystemSpec {
         Ok(RunOptions {
             faults: None,
             bug,
+            declared_bugs: self.bugs,
             pinned: false,
             quiet: true,
             config: Config::default(),

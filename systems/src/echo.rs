@@ -91,7 +91,7 @@ fn build(opts: &RunOptions) -> Sim {
     // Every network fault is on unless the run says otherwise (`--faults`).
     let mut sim = Sim::new(opts.config_with_faults(Faults::Swarm));
     let model = Rc::new(RefCell::new(Model::default()));
-    let buggy = opts.bug == Some("half-close-drops-reply");
+    let buggy = opts.bug_is("half-close-drops-reply");
 
     sim.setup(|source: &mut dyn Source| {
         net::route("echo", &["s1", "s2"]).expect("both servers exist");

@@ -78,7 +78,7 @@ const LOCK_PORT: u16 = 1;
 
 fn build_lock(opts: &RunOptions) -> Sim {
     let mut sim = Sim::new(opts.config.clone());
-    let opens = opts.bug == Some("opens");
+    let opens = opts.bug_is("opens");
     let open = Rc::new(Cell::new(false));
     let o = open.clone();
     sim.node("lock", move |_| lock(opens, o.clone()));

@@ -579,9 +579,9 @@ pub fn scenario(opts: &RunOptions, hooks: Hooks) -> (Sim, Rc<RefCell<Model>>) {
     let mut sim = Sim::new(config);
     let model = Rc::new(RefCell::new(Model::default()));
     let bugs = Bugs {
-        partial_batch: opts.bug == Some("partial-batch"),
-        no_heartbeat: opts.bug == Some("no-heartbeat"),
-        reply_reinsert: opts.bug == Some("reply-reinsert"),
+        partial_batch: opts.bug_is("partial-batch"),
+        no_heartbeat: opts.bug_is("no-heartbeat"),
+        reply_reinsert: opts.bug_is("reply-reinsert"),
     };
     let m = model.clone();
     sim.setup(move |_| {

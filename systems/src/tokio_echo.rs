@@ -77,7 +77,7 @@ impl Model {
 fn build(opts: &RunOptions) -> Sim {
     let mut sim = Sim::new(opts.config_with_faults(Faults::Swarm));
     let model = Rc::new(RefCell::new(Model::default()));
-    let buggy = opts.bug == Some("stale-reply-accepted");
+    let buggy = opts.bug_is("stale-reply-accepted");
     sim.tokio_node("server", |_| server());
     sim.nemesis_targets(&["server"]);
     for name in CLIENTS {

@@ -161,7 +161,7 @@ fn build(opts: &RunOptions) -> Sim {
     // loss, duplication, reordering and partitions, and liveness is judged after the heal.
     let mut sim = Sim::new(opts.config_with_faults(Faults::Off));
     let model = Rc::new(RefCell::new(Model::default()));
-    let first_vote_wins = opts.bug == Some("first-vote-wins");
+    let first_vote_wins = opts.bug_is("first-vote-wins");
     let pinned = opts.pinned;
 
     sim.node("coord", move |_| coordinator(first_vote_wins));

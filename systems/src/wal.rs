@@ -205,9 +205,9 @@ fn build(opts: &RunOptions) -> Sim {
     config.disk.sync_us_max = 20_000;
     let mut sim = Sim::new(config);
     let bugs = Bugs {
-        ack_before_fsync: opts.bug == Some("ack-before-fsync"),
-        no_checksum: opts.bug == Some("no-checksum"),
-        rename_without_dir_sync: opts.bug == Some("rename-without-dir-sync"),
+        ack_before_fsync: opts.bug_is("ack-before-fsync"),
+        no_checksum: opts.bug_is("no-checksum"),
+        rename_without_dir_sync: opts.bug_is("rename-without-dir-sync"),
     };
     let model = Rc::new(RefCell::new(Model::default()));
 

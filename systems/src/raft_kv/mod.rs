@@ -105,12 +105,12 @@ pub struct Bugs {
 }
 
 impl Bugs {
-    fn from_name(bug: Option<&str>) -> Bugs {
+    fn of(opts: &RunOptions) -> Bugs {
         Bugs {
-            ack_before_fsync: bug == Some("ack-before-fsync"),
-            vote_not_persisted: bug == Some("vote-not-persisted"),
-            old_term_commit: bug == Some("old-term-commit"),
-            stale_read: bug == Some("stale-read"),
+            ack_before_fsync: opts.bug_is("ack-before-fsync"),
+            vote_not_persisted: opts.bug_is("vote-not-persisted"),
+            old_term_commit: opts.bug_is("old-term-commit"),
+            stale_read: opts.bug_is("stale-read"),
         }
     }
 }
@@ -125,7 +125,7 @@ fn build(opts: &RunOptions) -> Sim {
     config.disk.sync_us_min = 1_000;
     config.disk.sync_us_max = 20_000;
     let mut sim = Sim::new(config);
-    let bugs = Bugs::from_name(opts.bug);
+    let bugs = Bugs::of(opts);
     let observer = Rc::new(RefCell::new(Observer::new(CLIENTS.len())));
     let replicas = Rc::new(Cell::new(3u32));
 
