@@ -1,9 +1,7 @@
 //! A sweep gives the same result on one worker, on several, and split into shards merged
 //! back: the same seeds run, the same failures counted, the same first failing seed.
 
-use std::path::PathBuf;
-
-use acceptance::sim_cli as sim;
+use acceptance::{scratch_dir as scratch, sim_cli as sim};
 
 /// `seeds=`, `failures=` and `first_failure_seed=` of the summary (the last line).
 fn summary(out: &str) -> String {
@@ -16,13 +14,6 @@ fn summary(out: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sim-campaign-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// The variants and ranges compared: planted bugs of four systems (failures on some seeds

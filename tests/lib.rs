@@ -20,6 +20,14 @@ pub fn sim_cli(args: &[&str]) -> (i32, String) {
     (code, String::from_utf8(out).expect("utf-8 output"))
 }
 
+/// An empty scratch directory for one test, unique to this process.
+pub fn scratch_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-test-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a writable temporary directory");
+    dir
+}
+
 /// The two-phase-commit system.
 pub fn two_pc() -> SystemSpec {
     systems::two_pc::SPEC

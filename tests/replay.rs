@@ -6,7 +6,7 @@ use sim_core::choice::Input;
 use sim_core::repro::{Repro, TraceFile};
 use sim_core::trace::EventKind;
 
-use acceptance::sim_cli as sim;
+use acceptance::{scratch_dir as scratch, sim_cli as sim};
 
 /// The value of `key` on the last line that has it.
 fn value(text: &str, key: &str) -> Option<String> {
@@ -48,13 +48,6 @@ fn run_failing(dir: &Path) -> (String, i32, String) {
         s(dir),
     ]);
     (seed, code, out)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sim-replay-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn s(p: &Path) -> &str {

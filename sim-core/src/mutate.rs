@@ -178,13 +178,7 @@ fn mutate_events(lanes: &mut LaneBuffers, observed: &[(u16, u32)], rng: &mut See
         _ => {
             let at = rng.draw("mutate.event.pick", events.len() as u64) as usize;
             let (id, ordinal) = events[at];
-            let delta = 1 + rng.draw("mutate.event.near", NEAR_ORDINALS) as u32;
-            let copy = if rng.draw("mutate.event.sign", 2) == 0 {
-                ordinal.saturating_add(delta).min(MAX_EVENT_ORDINAL)
-            } else {
-                ordinal.saturating_sub(delta)
-            };
-            events.push((id, copy));
+            events.push((id, near_ordinal(ordinal, rng)));
         }
     }
     events.sort_unstable();
@@ -206,6 +200,11 @@ fn shifted_ordinal(id: u16, ordinal: u32, observed: &[(u16, u32)], rng: &mut See
     if rng.draw("mutate.event.far", 4) == 0 {
         return rng.draw("mutate.event.ordinal", u64::from(reached)) as u32;
     }
+    near_ordinal(ordinal, rng)
+}
+
+/// An ordinal a few draws before or after `ordinal`.
+fn near_ordinal(ordinal: u32, rng: &mut Seeded) -> u32 {
     let delta = 1 + rng.draw("mutate.event.near", NEAR_ORDINALS) as u32;
     if rng.draw("mutate.event.sign", 2) == 0 {
         ordinal.saturating_add(delta).min(MAX_EVENT_ORDINAL)

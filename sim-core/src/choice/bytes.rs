@@ -148,7 +148,7 @@ impl fmt::Debug for Bytes {
 
 impl Source for Bytes {
     fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
-        if bytes_for_bound(bound) == 0 {
+        if bound <= 1 {
             return 0;
         }
         let lane = self.label(label).lane;

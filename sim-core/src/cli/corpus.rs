@@ -40,34 +40,26 @@ pub(super) fn execute(cli: &Cli, args: &CorpusArgs, out: &mut dyn Write) -> Resu
         path: args.out.clone(),
         source,
     })?;
-    let (mut runs, mut bytes_max) = (0u64, 0usize);
+    let (mut runs, mut bytes_max, mut first_failure) = (0u64, 0usize, None);
     for seed in seeds {
         let run = RunSpec::new(variant.clone(), Input::Seed(seed));
         let (report, bytes) = run.run_recorded();
         runs += 1;
-        let path = args.out.join(format!("seed-{seed}.bin"));
-        files::write_text_bytes(&path, &bytes)?;
+        files::write_text_bytes(&args.out.join(format!("seed-{seed}.bin")), &bytes)?;
         bytes_max = bytes_max.max(bytes.len());
         if report.outcome.class.is_failure() {
-            writeln!(
-                out,
-                "replay={} run {} --seed {seed}",
-                cli.replay_prefix,
-                variant.args()
-            )?;
+            writeln!(out, "replay={}", run.run_command(&cli.replay_prefix, None))?;
             writeln!(out, "{}", report.outcome.summary_line())?;
-            writeln!(
-                out,
-                "runs={runs} failures=1 first_failure_seed={seed} bytes_max={bytes_max} dir={}",
-                args.out.display()
-            )?;
-            return Ok(1);
+            first_failure = Some(seed);
+            break;
         }
     }
     writeln!(
         out,
-        "runs={runs} failures=0 first_failure_seed=none bytes_max={bytes_max} dir={}",
+        "runs={runs} failures={} first_failure_seed={} bytes_max={bytes_max} dir={}",
+        u8::from(first_failure.is_some()),
+        first_failure.map_or("none".to_string(), |seed| seed.to_string()),
         args.out.display()
     )?;
-    Ok(0)
+    Ok(i32::from(first_failure.is_some()))
 }

@@ -417,27 +417,23 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
         w.net.config.latency_ms_max,
         w.net.config.jitter_ms_max,
     );
+    // The link borrows the network, the draws the source: two fields of the world.
     let link = w.net.link(from, to);
-    let (latency_ms, jitter_bound_ms) = if link.drawn {
-        (link.latency_ms, link.jitter_ms)
-    } else {
-        let latency_ms = w
+    if !link.drawn {
+        link.drawn = true;
+        link.latency_ms = w
             .source
             .range_inclusive("net.link.latency_ms", min_ms, max_ms);
-        let jitter_ms = w
+        link.jitter_ms = w
             .source
             .range_inclusive("net.link.jitter_ms", 0, jitter_max_ms);
-        let link = w.net.link(from, to);
-        (link.drawn, link.latency_ms, link.jitter_ms) = (true, latency_ms, jitter_ms);
-        (latency_ms, jitter_ms)
-    };
-    let jitter = if jitter_bound_ms > 0 {
-        w.source
-            .range_inclusive("net.jitter_ms", 0, jitter_bound_ms)
+    }
+    let jitter = if link.jitter_ms > 0 {
+        w.source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
     } else {
         0
     };
-    (latency_ms + jitter) * 1_000_000
+    (link.latency_ms + jitter) * 1_000_000
 }
 
 /// An arrival time after `latency` that keeps the link's FIFO order: strictly later than any
