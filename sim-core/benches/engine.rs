@@ -211,6 +211,16 @@ fn main() {
 
     let empty = measure(reps * 100, sim_empty_run);
     println!("empty_run_ns={empty:.0} (three nodes started and torn down, no events)");
+    // What `thread_per_run` (sim_core::os::isolated) adds to every run: a thread spawned,
+    // its hash keys fixed, joined.
+    let isolated = measure(reps * 100, || {
+        sim_core::os::isolated(sim_empty_run);
+        1
+    });
+    println!(
+        "thread_per_run_overhead_ns={:.0} (an empty run on a fresh thread, minus the run)",
+        isolated - empty
+    );
 
     let seeds = if quick { 50 } else { 2000 };
     // A shared machine has slow spells lasting seconds. Sim and bare runs alternate seed by

@@ -28,7 +28,7 @@
 //!     sim.client("c", |_| async { assert_eq!(sim_core::sim::draw(|s| s.below("coin", 2)), 0) });
 //!     sim
 //! }
-//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], build };
+//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
 //! let variant = Variant::new(&TOY, None, RunFlags::default()).unwrap();
 //! let stop = AtomicBool::new(false);
 //! let serial = Campaign::new(&variant, 0..200, Shard::WHOLE, 1).run(&stop, |_| {});
@@ -291,7 +291,10 @@ impl<'a> Campaign<'a> {
                 {
                     return tally;
                 }
-                let outcome = build(&opts).run_input(&Input::Seed(seed)).outcome;
+                let outcome =
+                    crate::os::run_maybe_isolated(self.variant.system.thread_per_run, || {
+                        build(&opts).run_input(&Input::Seed(seed)).outcome
+                    });
                 tally.add(seed, &outcome);
                 if outcome.class.is_failure() {
                     lowest.fetch_min(seed, Ordering::Relaxed);

@@ -83,8 +83,17 @@ pub fn self_check(
     input: &Input,
     expected_hash: u64,
 ) -> Result<Report, Box<Divergence>> {
-    let a = build(Recording::Full).run_input(input);
-    let b = build(Recording::Full).run_input(input);
+    self_check_runs(|recording| build(recording).run_input(input), expected_hash)
+}
+
+/// [`self_check`] over runs `run` makes itself (say, each on a thread of its own: see
+/// [`crate::os::isolated`]): `run(Recording::Full)` must run the input being checked.
+pub fn self_check_runs(
+    run: impl Fn(Recording) -> Report,
+    expected_hash: u64,
+) -> Result<Report, Box<Divergence>> {
+    let a = run(Recording::Full);
+    let b = run(Recording::Full);
     let (ha, hb) = (a.outcome.history_hash, b.outcome.history_hash);
     if ha == expected_hash && hb == expected_hash {
         return Ok(a);

@@ -34,7 +34,7 @@
 //!     sim
 //! }
 //! const TOY: SystemSpec =
-//!     SystemSpec { name: "toy", about: "", bugs: &[BugSpec { name: "fail", about: "" }], flags: &[], build };
+//!     SystemSpec { name: "toy", about: "", bugs: &[BugSpec { name: "fail", about: "" }], flags: &[], thread_per_run: false, build };
 //!
 //! let correct = Harness::new(&TOY, None, "toy", Engine::Test).unwrap();
 //! assert!(correct.check(b"any bytes at all").outcome.class.is_pass());
@@ -51,7 +51,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Input;
-use crate::determinism::{self_check, Divergence};
+use crate::determinism::{self_check_runs, Divergence};
 use crate::report::{Class, Outcome};
 use crate::run_spec::{RunFlags, RunSpec, Variant};
 use crate::signal::{self, SignalError, Signals};
@@ -211,8 +211,12 @@ impl Harness {
     /// panics and never aborts.
     pub fn check(&self, data: &[u8]) -> Checked {
         let input = Input::Bytes(data.to_vec());
-        signal::begin_run();
-        let report = (self.variant.system.build)(&self.opts).run_input(&input);
+        let thread_per_run = self.variant.system.thread_per_run;
+        let report = crate::os::run_maybe_isolated(thread_per_run, || {
+            // The signal's per-run state lives on the thread that runs.
+            signal::begin_run();
+            (self.variant.system.build)(&self.opts).run_input(&input)
+        });
         let mut outcome = report.outcome;
         if self.signals.hash {
             signal::on_history(outcome.history_hash);
@@ -231,12 +235,14 @@ impl Harness {
                 new_history,
             };
         }
-        let build = |recording| {
-            let mut opts = self.opts.clone();
-            opts.config.recording = recording;
-            (self.variant.system.build)(&opts)
+        let run = |recording| {
+            crate::os::run_maybe_isolated(thread_per_run, || {
+                let mut opts = self.opts.clone();
+                opts.config.recording = recording;
+                (self.variant.system.build)(&opts).run_input(&input)
+            })
         };
-        match self_check(build, &input, outcome.history_hash) {
+        match self_check_runs(run, outcome.history_hash) {
             Ok(rerun) => Checked {
                 outcome,
                 trace: rerun.history.into_events(),

@@ -31,6 +31,8 @@
 //! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
 //! | [`mutate`] | a lane-aware mutator and crossover for libFuzzer |
 //! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
+//! | [`os`] | the OS boundary: what `sim-os`'s clock, entropy and escape hooks answer inside a run |
+//! | [`random`] | a random generator drawn from the input, for `rand` 0.8 and 0.9, in any task |
 //! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
 //! | [`workload`] | workload helpers: operation counts, think times, quiet periods |
 //! | [`cli`] | the `sim` command-line builder systems register with |
@@ -75,6 +77,8 @@ pub mod mutate;
 pub mod nemesis;
 pub mod net;
 pub mod node;
+pub mod os;
+pub mod random;
 pub mod render;
 pub mod report;
 pub mod repro;

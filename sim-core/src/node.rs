@@ -45,7 +45,6 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::choice::Source;
 use crate::rt::BoxFuture;
 use crate::trace::EventKind;
 use crate::world::{self, with, World};
@@ -77,7 +76,7 @@ impl NodeCtx {
     }
     /// This node's randomness, drawn from the run's input (never from the OS).
     pub fn rng(&self) -> NodeRng {
-        NodeRng { _private: () }
+        crate::random::rng()
     }
 
     /// Completes when this incarnation is asked to stop ([`stop`], or the nemesis): the
@@ -151,28 +150,8 @@ impl Future for Shutdown {
     }
 }
 
-/// A `rand_core::RngCore` whose bits come from the run's choice source.
-///
-/// Use it wherever a node would use randomness (election timeouts, jitter, ids): every bit is
-/// then part of the input, replayed and minimised with the rest.
-#[derive(Debug)]
-pub struct NodeRng {
-    _private: (),
-}
-
-impl rand_core::RngCore for NodeRng {
-    fn next_u32(&mut self) -> u32 {
-        self.next_u64() as u32
-    }
-    fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.fill_bytes(&mut b);
-        u64::from_le_bytes(b)
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        with(|w| w.source.fill("node.rng", dst))
-    }
-}
+/// The generator a node's context hands out: [`crate::random::SimRng`].
+pub type NodeRng = crate::random::SimRng;
 
 pub(crate) type Factory = Rc<dyn Fn(NodeCtx) -> BoxFuture>;
 

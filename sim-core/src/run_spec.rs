@@ -37,7 +37,7 @@
 //! use sim_core::system::{RunOptions, SystemSpec};
 //!
 //! fn build(opts: &RunOptions) -> Sim { Sim::new(opts.config.clone()) }
-//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], build };
+//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
 //!
 //! let flags = RunFlags::parse_args(["--strategy", "pct", "--faults", "all"]).unwrap();
 //! let run = RunSpec::new(Variant::new(&TOY, None, flags).unwrap(), Input::Seed(5));
@@ -367,12 +367,17 @@ impl Variant {
 
     /// `--system S [--bug B] [flags...]`: the command-line words that select this variant.
     pub fn args(&self) -> String {
+        self.arg_words().join(" ")
+    }
+
+    /// [`Variant::args`] as separate words, for starting a process.
+    pub fn arg_words(&self) -> Vec<String> {
         let mut words = vec!["--system".to_string(), self.system.name.to_string()];
         if let Some(bug) = self.bug {
             words.extend(["--bug".to_string(), bug.to_string()]);
         }
         words.extend(self.flags.to_args());
-        words.join(" ")
+        words
     }
 
     /// `system-bug[-flag-value...]`: the start of failure-file names, distinct per flag set.
@@ -393,7 +398,9 @@ impl Variant {
 
     /// One run of `input`.
     pub fn run(&self, input: &Input) -> Report {
-        (self.system.build)(&self.options()).run_input(input)
+        crate::os::run_maybe_isolated(self.system.thread_per_run, || {
+            (self.system.build)(&self.options()).run_input(input)
+        })
     }
 }
 
@@ -478,12 +485,16 @@ impl RunSpec {
 
     /// Runs with every event recorded (for traces).
     pub fn run_traced(&self) -> Report {
-        (self.variant.system.build)(&self.variant.recording_options()).run_input(&self.input)
+        crate::os::run_maybe_isolated(self.variant.system.thread_per_run, || {
+            (self.variant.system.build)(&self.variant.recording_options()).run_input(&self.input)
+        })
     }
 
     /// Runs with every event recorded; also returns the input re-encoded as bytes.
     pub fn run_recorded(&self) -> (Report, Vec<u8>) {
-        (self.variant.system.build)(&self.variant.recording_options()).run_recorded(&self.input)
+        crate::os::run_maybe_isolated(self.variant.system.thread_per_run, || {
+            (self.variant.system.build)(&self.variant.recording_options()).run_recorded(&self.input)
+        })
     }
 }
 

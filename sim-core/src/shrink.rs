@@ -102,7 +102,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::choice::{encode, Bytes, Draw, DrawValue, Input, Recorder, Source};
+use crate::choice::{encode, Draw, DrawValue, Input, Recorder};
 use crate::report::Outcome;
 use crate::sim::Sim;
 use crate::trace::{Event, Recording};
@@ -155,9 +155,18 @@ pub struct Shrunk {
 
 type Matcher<'a> = Box<dyn Fn(&Outcome) -> bool + 'a>;
 
+/// How the shrinker makes a [`Sim`] for each run.
+enum Builder<'a> {
+    /// Runs on the shrinking thread.
+    Local(Box<dyn Fn() -> Sim + 'a>),
+    /// Each run on a thread of its own (a system with
+    /// [`SystemSpec::thread_per_run`](crate::system::SystemSpec::thread_per_run)).
+    ThreadPerRun(Box<dyn Fn() -> Sim + Send + Sync + 'a>),
+}
+
 /// Configures and runs a shrink. See the [module docs](self).
 pub struct Shrinker<'a> {
-    build: Box<dyn Fn() -> Sim + 'a>,
+    build: Builder<'a>,
     matches: Option<Matcher<'a>>,
     max_runs: u64,
 }
@@ -166,7 +175,17 @@ impl<'a> Shrinker<'a> {
     /// Shrinks runs of the scenarios `build` makes (a fresh [`Sim`] per run).
     pub fn new(build: impl Fn() -> Sim + 'a) -> Self {
         Shrinker {
-            build: Box::new(build),
+            build: Builder::Local(Box::new(build)),
+            matches: None,
+            max_runs: 10_000,
+        }
+    }
+
+    /// Like [`Shrinker::new`], but every run goes on an OS thread of its own
+    /// ([`crate::os::isolated`]), for systems whose code uses std's `HashMap` keys.
+    pub fn thread_per_run(build: impl Fn() -> Sim + Send + Sync + 'a) -> Self {
+        Shrinker {
+            build: Builder::ThreadPerRun(Box::new(build)),
             matches: None,
             max_runs: 10_000,
         }
@@ -187,7 +206,7 @@ impl<'a> Shrinker<'a> {
 
     /// Shrinks `input`.
     pub fn run(&self, input: &Input) -> Result<Shrunk, ShrinkError> {
-        let original = self.execute(input.source(), None);
+        let original = self.execute(input, None);
         let matches: &dyn Fn(&Outcome) -> bool = match &self.matches {
             Some(m) => {
                 if !m(&original.outcome) {
@@ -214,7 +233,7 @@ impl<'a> Shrinker<'a> {
             // A seed has no bytes of its own; flat bytes are in another encoding.
             Input::Seed(_) | Input::FlatBytes(_) => canonical.clone(),
         };
-        let replayed = self.execute(Box::new(Bytes::new(canonical)), None);
+        let replayed = self.execute(&Input::Bytes(canonical), None);
         if replayed.outcome.history_hash != original.outcome.history_hash {
             return Err(ShrinkError::NotReplayable {
                 expected: original.outcome.history_hash,
@@ -257,12 +276,13 @@ impl<'a> Shrinker<'a> {
         best: &Candidate,
         matches: &dyn Fn(&Outcome) -> bool,
     ) -> (bool, Outcome, Vec<Event>) {
-        let logged = self.execute(Box::new(Bytes::new(best.bytes.clone())), None);
-        let plain = {
-            let mut sim = (self.build)();
+        let input = Input::Bytes(best.bytes.clone());
+        let logged = self.execute(&input, None);
+        let plain = self.on_its_thread(|build| {
+            let mut sim = build();
             sim.config_mut().recording = Recording::Full;
-            sim.run_input(&Input::Bytes(best.bytes.clone()))
-        };
+            sim.run_input(&input)
+        });
         let verified = matches(&plain.outcome)
             && plain.outcome.history_hash == best.history_hash
             && logged.outcome.history_hash == best.history_hash
@@ -270,20 +290,30 @@ impl<'a> Shrinker<'a> {
         (verified, plain.outcome, plain.history.into_events())
     }
 
-    fn execute(&self, source: Box<dyn Source>, budget_steps: Option<u64>) -> Run {
-        let logger = Recorder::new(source);
-        let log = logger.log();
-        let mut sim = (self.build)();
-        if let Some(budget) = budget_steps {
-            let config = sim.config_mut();
-            config.budget_steps = config.budget_steps.min(budget);
-        }
-        let report = sim.run(Box::new(logger));
-        let log = log.take();
-        Run {
-            outcome: report.outcome,
-            draws: log.draws,
-            ops: log.op_starts,
+    fn execute(&self, input: &Input, budget_steps: Option<u64>) -> Run {
+        self.on_its_thread(|build| {
+            let logger = Recorder::new(input.source());
+            let log = logger.log();
+            let mut sim = build();
+            if let Some(budget) = budget_steps {
+                let config = sim.config_mut();
+                config.budget_steps = config.budget_steps.min(budget);
+            }
+            let report = sim.run(Box::new(logger));
+            let log = log.take();
+            Run {
+                outcome: report.outcome,
+                draws: log.draws,
+                ops: log.op_starts,
+            }
+        })
+    }
+
+    /// Runs `run` (given the builder) here, or on a fresh thread for a thread-per-run system.
+    fn on_its_thread<R: Send>(&self, run: impl Fn(&dyn Fn() -> Sim) -> R + Send + Sync) -> R {
+        match &self.build {
+            Builder::Local(build) => run(build.as_ref()),
+            Builder::ThreadPerRun(build) => crate::os::isolated(|| run(build.as_ref())),
         }
     }
 }
@@ -358,7 +388,7 @@ impl Search<'_, '_> {
         self.runs += 1;
         let run = self
             .shrinker
-            .execute(Box::new(Bytes::new(bytes.clone())), Some(self.budget_steps));
+            .execute(&Input::Bytes(bytes.clone()), Some(self.budget_steps));
         if !(self.matches)(&run.outcome) {
             return false;
         }

@@ -260,6 +260,10 @@ impl Sim {
 
     fn run_on(self, source: RunSource) -> Report {
         install_panic_hook();
+        // std draws this thread's `HashMap` keys on the first `RandomState` it makes. Made
+        // here, outside the run, that draw never lands inside a run: with the OS hooks linked
+        // it would take bytes from the input, and only in the first run on the thread.
+        let _ = std::collections::hash_map::RandomState::new();
         let epoch = world::next_epoch();
         rt::set_wake_epoch(epoch);
         let Sim {
@@ -304,6 +308,7 @@ impl Sim {
             crate::disk::start_run(w);
         });
         IN_SIM.with(|f| f.set(true));
+        crate::os::reset_escape();
         let outcome = {
             let mut driver = Driver {
                 config: &config,
@@ -327,7 +332,18 @@ impl Sim {
         drop(leftovers);
         IN_SIM.with(|f| f.set(false));
         let world = world::uninstall().expect("world installed for the run");
-        let (class, invariant, message) = outcome;
+        // A call the OS hooks refused makes the run untrustworthy, whatever else it found.
+        let (class, invariant, message) = match crate::os::take_escape() {
+            Some(call) => (
+                Class::Panic,
+                None,
+                format!(
+                    "escaped the simulation: system code called {call}, which would run outside \
+                     virtual time and the run's input; the call was refused (see sim_core::os)"
+                ),
+            ),
+            None => outcome,
+        };
         let outcome = Outcome {
             class,
             invariant,

@@ -19,6 +19,7 @@
 //!     about: "a toy",
 //!     bugs: &[BugSpec { name: "always-fails", about: "fails at once" }],
 //!     flags: &[],
+//!     thread_per_run: false,
 //!     build,
 //! };
 //! let opts = SPEC.options(Some("always-fails")).unwrap();
@@ -74,6 +75,12 @@ pub struct SystemSpec {
     /// [`crate::run_spec::RunFlags::SYSTEM_SPECIFIC`], e.g. `&["pinned"]`); a run that sets
     /// another is refused rather than silently run without it.
     pub flags: &'static [&'static str],
+    /// Give every run an OS thread of its own ([`crate::os::isolated`]). Set it when system
+    /// code creates std `HashMap`s or `HashSet`s with their default `RandomState`: std's
+    /// hash keys belong to a thread and count up from run to run, so without it a run's
+    /// iteration order depends on the runs before it. Needs the OS hooks (`sim-os`) linked,
+    /// which fix each fresh thread's keys; costs one thread spawn per run.
+    pub thread_per_run: bool,
     /// Builds the scenario for one run.
     pub build: fn(&RunOptions) -> Sim,
 }
@@ -107,6 +114,12 @@ pub enum SpecError {
         /// The flag's name.
         flag: String,
     },
+    /// The system needs a thread per run, whose hash keys only the OS hooks can fix.
+    #[error("system {system:?} runs each run on a thread of its own (thread_per_run), which is deterministic only with the OS hooks linked; add `use sim_os as _;` to the binary's or test's crate root (see sim_core::os)")]
+    HooksNotLinked {
+        /// The system.
+        system: String,
+    },
 }
 
 impl RunOptions {
@@ -129,6 +142,7 @@ impl RunOptions {
     ///     about: "a store",
     ///     bugs: &[BugSpec { name: "ack-early", about: "acks before the write is durable" }],
     ///     flags: &[],
+    ///     thread_per_run: false,
     ///     build,
     /// };
     /// let opts = SPEC.options(Some("ack-early")).unwrap();
@@ -239,6 +253,11 @@ impl Default for RunOptions {
 impl SystemSpec {
     /// Options for `bug` (checked against this system's bugs), with default config.
     pub fn options(&self, bug: Option<&str>) -> Result<RunOptions, SpecError> {
+        if self.thread_per_run && !crate::os::hooks_linked() {
+            return Err(SpecError::HooksNotLinked {
+                system: self.name.to_string(),
+            });
+        }
         let bug = match bug {
             None => None,
             Some(name) => Some(
@@ -270,7 +289,7 @@ impl SystemSpec {
 
     /// Builds and runs one scenario.
     pub fn run(&self, opts: &RunOptions, input: &Input) -> Report {
-        (self.build)(opts).run_input(input)
+        crate::os::run_maybe_isolated(self.thread_per_run, || (self.build)(opts).run_input(input))
     }
 
     /// Runs with every event recorded (for traces).

@@ -110,6 +110,14 @@ pub(crate) fn try_with<R>(epoch: u32, f: impl FnOnce(&mut World) -> R) -> Option
     (world.epoch == epoch).then(|| f(world))
 }
 
+/// For the OS hooks ([`crate::os`]): `f` on the installed world; `None` outside a run, or
+/// while the world is borrowed (a hook reached from inside the engine).
+#[inline]
+pub(crate) fn try_with_installed<R>(f: impl FnOnce(&mut World) -> R) -> Option<R> {
+    let mut guard = slot().try_borrow_mut().ok()?;
+    guard.as_mut().map(f)
+}
+
 /// This thread's world slot.
 ///
 /// The slot's address is taken in a closure small enough for `LocalKey::with` to be inlined:

@@ -14,11 +14,12 @@
 //! use sim_tokio::net::{TcpListener, TcpStream, UdpSocket};
 //! ```
 //!
-//! What is *not* interposed: `std::time::{Instant, SystemTime}::now` and OS entropy read
-//! directly (not through tokio) still reach the OS, so a node that reads them is not a pure
-//! function of the input; `tokio::net`'s real sockets fail loudly inside a node (its runtime
-//! has no I/O driver: tokio panics with "IO is disabled"), and `spawn_blocking` or
-//! OS threads escape the simulation.
+//! Reads of the OS that tokio code makes directly — `std::time::{Instant, SystemTime}::now`,
+//! OS entropy — answer from the simulation when the binary links the OS hooks (`sim-os`, see
+//! `sim_core::os`), and reach the OS otherwise, making the node no longer a pure function of
+//! the input. `tokio::net`'s real sockets fail loudly inside a node (its runtime has no I/O
+//! driver: tokio panics with "IO is disabled"); `spawn_blocking` and OS threads are refused by
+//! the hooks (the run fails naming `pthread_create`) and escape the simulation without them.
 //!
 //! | module | role |
 //! |---|---|

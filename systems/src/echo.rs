@@ -44,6 +44,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         about: "the server treats the client's half-close as a full close and drops unwritten replies",
     }],
     flags: &[],
+    thread_per_run: false,
     build,
 };
 

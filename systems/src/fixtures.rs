@@ -40,6 +40,7 @@ pub const FLOOR: SystemSpec = SystemSpec {
     about: "one node that sleeps once (fuzz harness floor)",
     bugs: &[],
     flags: &[],
+    thread_per_run: false,
     build: build_floor,
 };
 
@@ -49,6 +50,7 @@ pub const CANARY: SystemSpec = SystemSpec {
     about: "reads a process-wide counter (must be reported as diverged)",
     bugs: &[],
     flags: &[],
+    thread_per_run: false,
     build: build_canary,
 };
 
@@ -61,6 +63,7 @@ pub const LOCK: SystemSpec = SystemSpec {
         about: "the lock opens when 14 arrivals come in the secret order",
     }],
     flags: &[],
+    thread_per_run: false,
     build: build_lock,
 };
 

@@ -5,6 +5,10 @@
 //! `sim run --system two-pc --bug first-vote-wins --seed 3`.
 #![deny(missing_docs)]
 
+// Linked for every binary that runs these systems: tokio-echo reads std's clock (see
+// `sim_core::os`).
+use sim_os as _;
+
 pub mod echo;
 pub mod fixtures;
 pub mod raft_kv;

@@ -111,6 +111,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         },
     ],
     flags: &["quiet"],
+    thread_per_run: false,
     build,
 };
 

@@ -9,6 +9,11 @@
 //! duplication, partitions, clogs), and the run's nemesis may crash and restart the server
 //! (`--faults swarm:net,lifecycle`), dropping its runtime with every task in it.
 //!
+//! The client times each answered request with `std::time::Instant` and notes the latency in
+//! the history, as plain code would log it: that read is deterministic only because this crate
+//! links the OS hooks (`sim-os`); `SIM_OS_HOOKS=off sim determinism --system tokio-echo --seed 1`
+//! shows the difference.
+//!
 //! **Invariant** `echo-is-exact`: a request the client counts as answered got its own payload
 //! back.
 //!
@@ -36,6 +41,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         about: "the client takes any reply as the answer, without checking its request number",
     }],
     flags: &[],
+    thread_per_run: false,
     build,
 };
 
@@ -132,6 +138,13 @@ async fn client(model: Rc<RefCell<Model>>, buggy: bool) {
         let mut sent = vec![0u8; len];
         sim::draw(|s| s.fill("tokio_echo.msg", &mut sent));
         let op = sim::op_start(&sent);
+        // Plain tokio code measures with std's clock; with the OS hooks linked it reads
+        // virtual time inside a run, so the latency below is part of the replayable history.
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "plain tokio code as written; the OS hooks make it virtual time"
+        )]
+        let started = std::time::Instant::now();
         let mut echo = None;
         'attempts: for _ in 0..ATTEMPTS {
             if sock
@@ -158,6 +171,9 @@ async fn client(model: Rc<RefCell<Model>>, buggy: bool) {
             }
         }
         sim::op_result(op, &echo);
+        if echo.is_some() {
+            sim::note(&format!("request {id} answered in {:?}", started.elapsed()));
+        }
         model.borrow_mut().answered.push(Answered { sent, echo });
     }
 }

@@ -43,6 +43,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         about: "the coordinator decides on the first vote to arrive",
     }],
     flags: &["pinned"],
+    thread_per_run: false,
     build,
 };
 

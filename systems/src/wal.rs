@@ -76,6 +76,7 @@ pub const SPEC: SystemSpec = SystemSpec {
         },
     ],
     flags: &[],
+    thread_per_run: false,
     build,
 };
 

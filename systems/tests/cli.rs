@@ -366,3 +366,51 @@ fn faults_take_lists_of_kinds_and_the_help_names_them() {
         );
     }
 }
+
+/// `sim determinism` on tokio-echo, whose client reads std's clock: green with the OS hooks
+/// (linked into `sim` through this crate), red when `SIM_OS_HOOKS=off` lets the real clock in.
+#[test]
+fn determinism_command_sees_what_the_os_hooks_hide() {
+    let args = [
+        "determinism",
+        "--system",
+        "tokio-echo",
+        "--seed",
+        "1",
+        "--runs",
+        "5",
+        "--processes",
+        "2",
+    ];
+    let green = sim(&args);
+    let out = stdout(&green);
+    assert_eq!(green.status.code(), Some(0), "{out}");
+    assert_eq!(
+        value(&out, "deterministic").as_deref(),
+        Some("yes"),
+        "{out}"
+    );
+    assert_eq!(
+        value(&out, "distinct_hashes").as_deref(),
+        Some("1"),
+        "{out}"
+    );
+
+    let red = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .env("SIM_OS_HOOKS", "off")
+        .output()
+        .unwrap();
+    let out = stdout(&red);
+    assert_eq!(red.status.code(), Some(1), "{out}");
+    assert_eq!(value(&out, "deterministic").as_deref(), Some("no"), "{out}");
+    assert!(out.contains("hashes="), "{out}");
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .env("SIM_OS_HOOKS", "maybe")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("set it to `on`"));
+}

@@ -13,7 +13,9 @@
 //! One module per command: `list`, `run` (one input), `sweep` (a range of
 //! seeds), `replay` (a repro file, or raw input bytes with `--system`), `shrink` (a failing
 //! input made small, see [`crate::shrink`]) and `render` (a trace as a space-time diagram and
-//! a ShiViz log, see [`crate::render`]). What a run is — system, bug, every flag, input — is
+//! a ShiViz log, see [`crate::render`]), `merge` (shard results), `corpus` (seeded runs as
+//! fuzz inputs) and `determinism` (one seed run many times, here and in fresh processes).
+//! What a run is — system, bug, every flag, input — is
 //! [`crate::run_spec`]'s, so replay commands, identities, repro files and file names are
 //! built there once; file formats are [`crate::repro`]'s.
 //!
@@ -27,6 +29,7 @@
 //! is outside every simulation and never reaches a decision.
 
 mod corpus;
+mod determinism;
 mod files;
 mod list;
 mod merge;
@@ -119,6 +122,17 @@ pub enum CliError {
     /// Shard results that do not add up to one campaign.
     #[error(transparent)]
     Merge(crate::campaign::MergeError),
+    /// A fresh process for `sim determinism` could not be run or said nothing usable.
+    #[error("cannot check determinism in a fresh process ({exe}): {reason}; run with --processes 0 to check this process only")]
+    Child {
+        /// The program started.
+        exe: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// `SIM_OS_HOOKS` holds something other than `on` or `off`.
+    #[error(transparent)]
+    HooksSetting(#[from] crate::os::BadHooksSetting),
     /// `--json` on a command that prints traces.
     #[error(
         "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
@@ -155,6 +169,8 @@ enum Action {
     Merge(merge::MergeArgs),
     /// Write seeded runs as byte inputs: a fuzzer's starting corpus with the sweep's variety.
     Corpus(corpus::CorpusArgs),
+    /// Run one seed many times, here and in fresh processes: do the history hashes agree?
+    Determinism(determinism::DeterminismArgs),
 }
 
 /// The variant a command runs: `--bug` and every run flag (see [`crate::run_spec`]).
@@ -243,6 +259,10 @@ impl Cli {
                 return code;
             }
         };
+        if let Err(e) = crate::os::hooks_setting() {
+            eprintln!("error: {e}");
+            return 2;
+        }
         let result = match command.action {
             Action::List(args) => list::execute(self, &args, out),
             Action::Run(args) => run::execute(self, &args, out),
@@ -252,6 +272,7 @@ impl Cli {
             Action::Render(args) => render::execute(self, &args, out),
             Action::Merge(args) => merge::execute(self, &args, out),
             Action::Corpus(args) => corpus::execute(self, &args, out),
+            Action::Determinism(args) => determinism::execute(self, &args, out),
         };
         match result {
             Ok(code) => code,

@@ -58,9 +58,12 @@ pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Resu
     let started = std::time::Instant::now();
     let opts = original.variant.options();
     let build = original.variant.system.build;
-    let shrunk = Shrinker::new(|| build(&opts))
-        .max_runs(args.max_runs)
-        .run(&original.input)?;
+    let shrinker = if original.variant.system.thread_per_run {
+        Shrinker::thread_per_run(|| build(&opts))
+    } else {
+        Shrinker::new(|| build(&opts))
+    };
+    let shrunk = shrinker.max_runs(args.max_runs).run(&original.input)?;
     let wall_ms = started.elapsed().as_millis();
     print_trace(&shrunk, out)?;
     let small = RunSpec::new(original.variant.clone(), Input::Bytes(shrunk.bytes.clone()));
