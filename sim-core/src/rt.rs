@@ -25,7 +25,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::choice::{Choices, Source};
@@ -512,8 +512,12 @@ struct JoinSlot<T> {
 }
 
 /// Awaits a spawned task's output.
+///
+/// `Send` and `Sync` when the output is `Send` (the slot is shared through an `Arc<Mutex>`), so
+/// it fits crates whose runtime abstraction demands a `Send + Sync` handle; it is still only
+/// meaningful on the simulation's thread, where the task runs.
 pub struct JoinHandle<T> {
-    slot: Rc<RefCell<JoinSlot<T>>>,
+    slot: Arc<Mutex<JoinSlot<T>>>,
     task: TaskId,
     epoch: u32,
 }
@@ -532,14 +536,38 @@ impl<T> JoinHandle<T> {
 
     /// True once the task finished or was dropped.
     pub fn is_finished(&self) -> bool {
-        self.slot.borrow().done
+        lock(&self.slot).done
+    }
+}
+
+/// The join slot, locked. Nothing runs user code while holding it, so it is never poisoned
+/// in a way that matters; a poisoned lock is used as it is.
+fn lock<T>(slot: &Mutex<JoinSlot<T>>) -> std::sync::MutexGuard<'_, JoinSlot<T>> {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks the slot done (with `output`, if the task finished) and wakes its waiter, outside
+/// the lock (a foreign waker may do anything).
+fn complete<T>(slot: &Mutex<JoinSlot<T>>, output: Option<T>) {
+    let waiter = {
+        let mut slot = lock(slot);
+        if slot.done {
+            return;
+        }
+        slot.output = output;
+        slot.done = true;
+        slot.waiter.take()
+    };
+    if let Some(w) = waiter {
+        w.wake();
     }
 }
 
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut slot = self.slot.borrow_mut();
+        let mut slot = lock(&self.slot);
         if let Some(v) = slot.output.take() {
             return Poll::Ready(Ok(v));
         }
@@ -556,19 +584,13 @@ pin_project_lite::pin_project! {
     struct Tracked<F: Future> {
         #[pin]
         future: F,
-        slot: Rc<RefCell<JoinSlot<F::Output>>>,
+        slot: Arc<Mutex<JoinSlot<F::Output>>>,
     }
 
     impl<F: Future> PinnedDrop for Tracked<F> {
         fn drop(this: Pin<&mut Self>) {
-            if let Ok(mut slot) = this.project().slot.try_borrow_mut() {
-                if !slot.done {
-                    slot.done = true;
-                    if let Some(w) = slot.waiter.take() {
-                        w.wake();
-                    }
-                }
-            }
+            // Unfinished: the handle will read `Cancelled`.
+            complete(this.project().slot, None);
         }
     }
 }
@@ -579,12 +601,7 @@ impl<F: Future> Future for Tracked<F> {
         let this = self.project();
         match this.future.poll(cx) {
             Poll::Ready(v) => {
-                let mut slot = this.slot.borrow_mut();
-                slot.output = Some(v);
-                slot.done = true;
-                if let Some(w) = slot.waiter.take() {
-                    w.wake();
-                }
+                complete(this.slot, Some(v));
                 Poll::Ready(())
             }
             Poll::Pending => Poll::Pending,
@@ -610,7 +627,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let slot = Rc::new(RefCell::new(JoinSlot {
+    let slot = Arc::new(Mutex::new(JoinSlot {
         output: None,
         done: false,
         waiter: None,

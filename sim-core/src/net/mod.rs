@@ -82,6 +82,7 @@ mod datagram;
 mod faults;
 mod partition;
 mod ports;
+pub mod rpc;
 mod session;
 mod stream;
 mod watch;

@@ -79,12 +79,80 @@ impl Instant {
     pub fn saturating_duration_since(self, earlier: Instant) -> Duration {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
+    /// `self - earlier`, or zero if `earlier` is later (as `std::time::Instant` does).
+    pub fn duration_since(self, earlier: Instant) -> Duration {
+        self.saturating_duration_since(earlier)
+    }
+    /// `self - earlier`, or `None` if `earlier` is later.
+    pub fn checked_duration_since(self, earlier: Instant) -> Option<Duration> {
+        self.0.checked_sub(earlier.0).map(Duration::from_nanos)
+    }
+    /// `self + d`, or `None` past the end of time.
+    pub fn checked_add(self, d: Duration) -> Option<Instant> {
+        u64::try_from(d.as_nanos())
+            .ok()
+            .and_then(|ns| self.0.checked_add(ns))
+            .map(Instant)
+    }
+    /// `self - d`, or `None` before the run started.
+    pub fn checked_sub(self, d: Duration) -> Option<Instant> {
+        u64::try_from(d.as_nanos())
+            .ok()
+            .and_then(|ns| self.0.checked_sub(ns))
+            .map(Instant)
+    }
+    /// Virtual time since `self`. Must be called from within a simulation.
+    pub fn elapsed(self) -> Duration {
+        now().duration_since(self)
+    }
 }
 
+/// Instant arithmetic as with `std::time::Instant`, except that it saturates instead of
+/// panicking: time starts at zero in every run, so `now() - timeout` early in a run is the
+/// start of the run, not an overflow.
+///
+/// ```
+/// use std::time::Duration;
+/// use sim_core::time::Instant;
+///
+/// let mut t = Instant::from_nanos(5_000);
+/// t += Duration::from_nanos(1_000);
+/// assert_eq!(t - Instant::from_nanos(2_000), Duration::from_nanos(4_000));
+/// t -= Duration::from_nanos(500);
+/// assert_eq!(t, Instant::from_nanos(5_500));
+/// assert_eq!(t - Duration::from_secs(1), Instant::from_nanos(0));
+/// assert_eq!(Instant::from_nanos(1) - Instant::from_nanos(2), Duration::ZERO);
+/// ```
 impl std::ops::Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, d: Duration) -> Instant {
         Instant(self.0.saturating_add(duration_ns(d)))
+    }
+}
+
+impl std::ops::AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, d: Duration) {
+        *self = *self + d;
+    }
+}
+
+impl std::ops::Sub<Duration> for Instant {
+    type Output = Instant;
+    fn sub(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_sub(duration_ns(d)))
+    }
+}
+
+impl std::ops::SubAssign<Duration> for Instant {
+    fn sub_assign(&mut self, d: Duration) {
+        *self = *self - d;
+    }
+}
+
+impl std::ops::Sub<Instant> for Instant {
+    type Output = Duration;
+    fn sub(self, earlier: Instant) -> Duration {
+        self.duration_since(earlier)
     }
 }
 
@@ -549,6 +617,29 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future,
         sleep: sleep(duration),
+    }
+}
+
+/// Runs `future` until the virtual instant `deadline` at most (tokio's `timeout_at`).
+///
+/// ```
+/// use std::time::Duration;
+/// use sim_core::sim::{Config, Sim};
+/// use sim_core::time::{now, sleep, timeout_at};
+///
+/// let mut sim = Sim::new(Config::default());
+/// sim.client("c", |_| async {
+///     let deadline = now() + Duration::from_millis(10);
+///     assert!(timeout_at(deadline, sleep(Duration::from_millis(3))).await.is_ok());
+///     assert!(timeout_at(deadline, sleep(Duration::from_millis(30))).await.is_err());
+///     assert_eq!(now(), deadline);
+/// });
+/// assert!(sim.run_seed(0).outcome.class.is_pass());
+/// ```
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        future,
+        sleep: sleep_until(deadline),
     }
 }
 
