@@ -1,5 +1,6 @@
 //! A sweep gives the same result on one worker, on several, and split into shards merged
-//! back: the same seeds run, the same failures counted, the same first failing seed.
+//! back: the same seeds run, the same failures counted, the same first failing seed, the same
+//! failures per class and the same list of failing seeds.
 
 use acceptance::{scratch_dir as scratch, sim_cli as sim};
 
@@ -14,6 +15,14 @@ fn summary(out: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The `classes=` line and the `failure seed=N class=C` lines of `--list`, in order.
+fn classes_and_list(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("classes=") || l.starts_with("failure seed="))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The variants and ranges compared: planted bugs of four systems (failures on some seeds
@@ -49,7 +58,7 @@ fn parallel_and_sharded_sweeps_equal_the_serial_one() {
     let failures_dir = dir.join("failures");
     let fd = failures_dir.to_str().unwrap();
     for &(system, bug, seeds) in CASES {
-        let (serial_code, serial) = sweep(system, bug, seeds, &["--jobs", "1"], fd);
+        let (serial_code, serial) = sweep(system, bug, seeds, &["--jobs", "1", "--list"], fd);
         let expected = summary(&serial);
         assert!(expected.contains("seeds="), "{serial}");
         assert_eq!(
@@ -57,8 +66,11 @@ fn parallel_and_sharded_sweeps_equal_the_serial_one() {
             i32::from(bug.is_some()),
             "{system} {bug:?}: {serial}"
         );
-        let (code, parallel) = sweep(system, bug, seeds, &["--jobs", "3"], fd);
+        let listed = classes_and_list(&serial);
+        check_list(&listed, &expected, &serial);
+        let (code, parallel) = sweep(system, bug, seeds, &["--jobs", "3", "--list"], fd);
         assert_eq!((code, summary(&parallel)), (serial_code, expected.clone()));
+        assert_eq!(classes_and_list(&parallel), listed, "--jobs 3: {parallel}");
 
         let mut outs = Vec::new();
         for i in 0..4 {
@@ -82,6 +94,14 @@ fn parallel_and_sharded_sweeps_equal_the_serial_one() {
             (serial_code, expected.clone()),
             "{system} {bug:?}: merged {merged}"
         );
+        let mut listing = args.clone();
+        listing.push("--list");
+        let (_, merged_list) = sim(&listing);
+        assert_eq!(
+            classes_and_list(&merged_list),
+            listed,
+            "{system} {bug:?}: merged {merged_list}"
+        );
 
         // A shard missing, or one given twice, is refused rather than summed.
         let (code, text) = sim(&args[..4]);
@@ -92,4 +112,36 @@ fn parallel_and_sharded_sweeps_equal_the_serial_one() {
         assert_eq!(code, 2, "a repeated shard must be an error: {text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The list has one line per failure, in seed order, and the class counts add up to them.
+fn check_list(listed: &[String], summary: &str, out: &str) {
+    let value = |key: &str| -> u64 {
+        let kv = summary.split_whitespace().find(|kv| kv.starts_with(key));
+        let kv = kv.unwrap_or_else(|| panic!("{key} in {summary}"));
+        kv[key.len()..].parse().unwrap_or(u64::MAX)
+    };
+    let failures = value("failures=");
+    let seeds: Vec<u64> = listed
+        .iter()
+        .filter_map(|l| l.strip_prefix("failure seed="))
+        .map(|rest| rest.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(seeds.len() as u64, failures, "{out}");
+    assert!(seeds.windows(2).all(|w| w[0] < w[1]), "seed order: {out}");
+    if failures > 0 {
+        assert_eq!(seeds[0], value("first_failure_seed="), "{out}");
+        let classes = listed.iter().find_map(|l| l.strip_prefix("classes="));
+        let counted: u64 = classes
+            .unwrap_or_else(|| panic!("a classes= line: {out}"))
+            .split(',')
+            .map(|pair| pair.rsplit_once(':').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(counted, failures, "{out}");
+    } else {
+        assert!(
+            listed.is_empty(),
+            "no classes= line without failures: {out}"
+        );
+    }
 }

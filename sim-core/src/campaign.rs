@@ -42,12 +42,13 @@
 //! assert_eq!(shards.reduce(|a, b| a.merge(&b)).unwrap(), serial);
 //! ```
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use crate::choice::Input;
-use crate::report::Outcome;
+use crate::report::{self, Class, Outcome};
 use crate::run_spec::Variant;
 
 /// One of `count` disjoint parts of a seed range: the seeds `start + index + k * count`.
@@ -128,6 +129,9 @@ pub struct Tally {
     pub failures: u64,
     /// The lowest failing seed.
     pub first_failure: Option<Failure>,
+    /// Failures per [`Outcome::failure_class`], so a harness panic is never counted as a
+    /// protocol failure. The counts add up to `failures`.
+    pub classes: BTreeMap<String, u64>,
 }
 
 impl Tally {
@@ -136,6 +140,7 @@ impl Tally {
         self.runs += 1;
         if outcome.class.is_failure() {
             self.failures += 1;
+            *self.classes.entry(outcome.failure_class()).or_insert(0) += 1;
             if self.first_failure.as_ref().is_none_or(|f| seed < f.seed) {
                 self.first_failure = Some(Failure {
                     seed,
@@ -143,6 +148,12 @@ impl Tally {
                 });
             }
         }
+        debug_assert_eq!(
+            self.classes.values().sum::<u64>(),
+            self.failures,
+            "class counts add up to the failures: {:?}",
+            self.classes
+        );
     }
 
     /// The tally of two disjoint sets of seeds.
@@ -151,12 +162,36 @@ impl Tally {
             (Some(a), Some(b)) => Some(if b.seed < a.seed { b } else { a }.clone()),
             (a, b) => a.clone().or_else(|| b.clone()),
         };
+        let mut classes = self.classes.clone();
+        for (class, n) in &other.classes {
+            *classes.entry(class.clone()).or_insert(0) += n;
+        }
         Tally {
             runs: self.runs + other.runs,
             failures: self.failures + other.failures,
             first_failure: first,
+            classes,
         }
     }
+}
+
+/// `CLASS:COUNT` pairs joined by commas, most failures first and ties by name: the value of a
+/// sweep's `classes=` line (see [`Outcome::failure_class`] for the words).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// let classes = BTreeMap::from([("panic".to_string(), 2), ("correctness/atomicity".to_string(), 5), ("deadlock".to_string(), 2)]);
+/// assert_eq!(sim_core::campaign::classes_text(&classes), "correctness/atomicity:5,deadlock:2,panic:2");
+/// ```
+pub fn classes_text(classes: &BTreeMap<String, u64>) -> String {
+    let mut by_count: Vec<(&String, &u64)> = classes.iter().collect();
+    // Stable sort over a map already in name order: equal counts stay sorted by name.
+    by_count.sort_by(|a, b| b.1.cmp(a.1));
+    by_count
+        .iter()
+        .map(|(class, n)| format!("{class}:{n}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// What workers report while a campaign runs.
@@ -222,6 +257,7 @@ impl<'a> Campaign<'a> {
                     runs: k + 1,
                     failures: 1,
                     first_failure: Some(first.clone()),
+                    classes: BTreeMap::from([(first.outcome.failure_class(), 1)]),
                 }
             }
             _ => tally,
@@ -330,6 +366,67 @@ mod tests {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
     }
+
+    /// A toy that fails two ways, a panic in system code and a violated invariant, on
+    /// different seeds: the class counts are part of the tally, so they too are the same on
+    /// any number of workers and merged from shards.
+    #[test]
+    fn class_counts_do_not_depend_on_workers_or_shards() {
+        use crate::choice::Choices;
+        use crate::run_spec::{RunFlags, Variant};
+        use crate::sim::{draw, Sim};
+        use crate::system::{RunOptions, SystemSpec};
+        use std::cell::Cell;
+        use std::rc::Rc;
+
+        fn build(opts: &RunOptions) -> Sim {
+            let mut sim = Sim::new(opts.config.clone());
+            let broken = Rc::new(Cell::new(false));
+            let b = broken.clone();
+            sim.client("c", move |_| {
+                let b = b.clone();
+                async move {
+                    match draw(|s| s.below("die", 4)) {
+                        1 => panic!("planted panic"),
+                        2 => b.set(true),
+                        _ => {}
+                    }
+                }
+            });
+            sim.invariant("not broken", move || {
+                if broken.get() {
+                    Err("planted".into())
+                } else {
+                    Ok(())
+                }
+            });
+            sim
+        }
+        const TWO_WAYS: SystemSpec = SystemSpec {
+            name: "two-ways",
+            about: "",
+            bugs: &[],
+            flags: &[],
+            thread_per_run: false,
+            build,
+        };
+        let variant = Variant::new(&TWO_WAYS, None, RunFlags::default()).unwrap();
+        let stop = AtomicBool::new(false);
+        let serial = Campaign::new(&variant, 0..300, Shard::WHOLE, 1).run(&stop, |_| {});
+        let names: Vec<&str> = serial.classes.keys().map(String::as_str).collect();
+        assert_eq!(names, ["correctness/not_broken", "panic"], "{serial:?}");
+        assert_eq!(serial.classes.values().sum::<u64>(), serial.failures);
+        let parallel = Campaign::new(&variant, 0..300, Shard::WHOLE, 3).run(&stop, |_| {});
+        assert_eq!(parallel, serial);
+        let merged = (0..4)
+            .map(|i| {
+                let shard = Shard { index: i, count: 4 };
+                Campaign::new(&variant, 0..300, shard, 2).run(&stop, |_| {})
+            })
+            .reduce(|a, b| a.merge(&b))
+            .unwrap();
+        assert_eq!(merged, serial);
+    }
 }
 
 /// One line of a shard's results file (`sim sweep --shard I/N --out FILE`): JSON, one object
@@ -399,6 +496,10 @@ pub struct Merged {
     pub failures: u64,
     /// The lowest failing seed and its replay command.
     pub first_failure: Option<(u64, String)>,
+    /// Every failing seed with its [`Outcome::failure_class`], in seed order.
+    pub failing: Vec<(u64, String)>,
+    /// Failures per class, as in [`Tally::classes`].
+    pub classes: BTreeMap<String, u64>,
     /// Runs per wall second, as if the shards ran side by side.
     pub runs_per_sec: f64,
 }
@@ -415,7 +516,8 @@ pub struct MergeError(pub String);
 /// exactly its seeds, and reported failures only of its own seeds, each once.
 pub fn merge(lines: &[ShardLine]) -> Result<Vec<Merged>, MergeError> {
     let mut merged: Vec<Group> = Vec::new();
-    let mut failures: std::collections::BTreeMap<(String, u64), String> = Default::default();
+    // (variant, seed) -> (shard, failure class)
+    let mut failures: BTreeMap<(String, u64), (String, String)> = Default::default();
     for line in lines {
         match line {
             ShardLine::Summary { .. } => merge_summary(&mut merged, line)?,
@@ -423,10 +525,18 @@ pub fn merge(lines: &[ShardLine]) -> Result<Vec<Merged>, MergeError> {
                 variant,
                 shard,
                 seed,
+                class,
+                invariant,
                 ..
             } => {
+                let class = Class::parse(class).ok_or_else(|| {
+                    MergeError(format!(
+                        "seed {seed} of {variant} has class {class:?}, which is not an outcome class"
+                    ))
+                })?;
+                let failure_class = report::failure_class(class, invariant.as_deref());
                 if failures
-                    .insert((variant.clone(), *seed), shard.clone())
+                    .insert((variant.clone(), *seed), (shard.clone(), failure_class))
                     .is_some()
                 {
                     return Err(MergeError(format!(
@@ -439,13 +549,13 @@ pub fn merge(lines: &[ShardLine]) -> Result<Vec<Merged>, MergeError> {
     let mut out = Vec::new();
     for (mut m, seeds, shards) in merged {
         check_shards(&m.variant, &seeds, &shards)?;
-        let mine: Vec<(u64, &String)> = failures
+        let mine: Vec<(u64, &String, &String)> = failures
             .iter()
             .filter(|((v, _), _)| *v == m.variant)
-            .map(|((_, seed), shard)| (*seed, shard))
+            .map(|((_, seed), (shard, class))| (*seed, shard, class))
             .collect();
         let range = parse_range(&seeds).ok_or_else(|| MergeError(format!("seeds {seeds:?}")))?;
-        for (seed, shard) in &mine {
+        for (seed, shard, _) in &mine {
             let s = Shard::parse(shard).map_err(|e| MergeError(e.to_string()))?;
             if !range.contains(seed) || (seed - range.start) % s.count != s.index {
                 return Err(MergeError(format!(
@@ -462,7 +572,11 @@ pub fn merge(lines: &[ShardLine]) -> Result<Vec<Merged>, MergeError> {
                 m.failures
             )));
         }
-        m.first_failure = mine.first().map(|(seed, _)| {
+        for (seed, _, class) in &mine {
+            m.failing.push((*seed, class.to_string()));
+            *m.classes.entry(class.to_string()).or_insert(0) += 1;
+        }
+        m.first_failure = mine.first().map(|(seed, _, _)| {
             let replay = lines.iter().find_map(|l| match l {
                 ShardLine::Failure {
                     variant,
@@ -529,6 +643,8 @@ fn merge_summary(merged: &mut Vec<Group>, line: &ShardLine) -> Result<(), MergeE
                 runs: 0,
                 failures: 0,
                 first_failure: None,
+                failing: Vec::new(),
+                classes: BTreeMap::new(),
                 runs_per_sec: 0.0,
             };
             merged.push((m, seeds.clone(), Vec::new()));

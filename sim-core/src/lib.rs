@@ -10,6 +10,7 @@
 //! |---|---|
 //! | [`choice`] | the input: lanes (one byte stream per kind of decision), seeds, recording |
 //! | [`rt`] | single-threaded executor; the scheduler picks the next task by drawing |
+//! | [`select`] | a deterministic select: the first ready of several futures, in a fixed order |
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval`; per-node wall clocks |
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
 //! | [`disk`] | per-node durable storage: files, fsync, crash losses, disk faults, fault atlas |
@@ -84,6 +85,7 @@ pub mod report;
 pub mod repro;
 pub mod rt;
 pub mod run_spec;
+pub mod select;
 pub mod shrink;
 pub mod signal;
 pub mod sim;

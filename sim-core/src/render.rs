@@ -21,6 +21,8 @@
 //!
 //! [`story`] is the readable lines of the events that tell what happened ([`is_story_line`]:
 //! operations, messages once each, faults, lifecycle, checks): what a person reads first.
+//! A [`StoryFilter`] keeps the lines of a long story that matter: some nodes, some kinds, a
+//! window of virtual time, or the causal past of the failure, read off the ShiViz clocks.
 //!
 //! ```
 //! use sim_core::render::{shiviz, svg};
@@ -52,6 +54,9 @@ use std::fmt::Write as _;
 
 use crate::check::WindowMark;
 use crate::trace::{render_lines, Event, EventKind};
+
+mod filter;
+pub use filter::{StoryFilter, StoryFilterError, STORY_KINDS};
 
 /// ShiViz's parser regex for [`shiviz`] logs (its default).
 pub const SHIVIZ_REGEX: &str = r"(?<event>.*)\n(?<host>\S*) (?<clock>{.*})";
@@ -544,11 +549,52 @@ text {{ paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: r
 
 /// The events as a ShiViz log (two lines per event). See the [module docs](self).
 pub fn shiviz(events: &[Event]) -> String {
-    const CHECKER: &str = "checker";
-    let mut clocks: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut at_send: BTreeMap<u64, BTreeMap<String, u64>> = BTreeMap::new();
     let mut out = String::new();
-    for e in events.iter().filter(|e| is_story_event(e)) {
+    for stamp in vector_clocks(events) {
+        let e = &events[stamp.at];
+        let text = format!("{} {} {}", time_label(e.time_ns), e.kind.name(), e.detail)
+            .replace(['\n', '\r'], " ");
+        let json = serde_json::to_string(&stamp.clock).expect("a clock serialises");
+        let _ = writeln!(
+            out,
+            "{text}\n{} {json}",
+            stamp.host.replace(char::is_whitespace, "_")
+        );
+    }
+    out
+}
+
+/// The host of events that belong to no node (a failed check, a fault the harness decided).
+const CHECKER: &str = "checker";
+
+/// A vector clock: for each host, how many of its events happened before this one, or are it.
+type Clock = BTreeMap<String, u64>;
+
+/// A story event's place in the happened-before order.
+struct Stamp {
+    /// Its position in the events.
+    at: usize,
+    /// Its node, or [`CHECKER`].
+    host: String,
+    clock: Clock,
+}
+
+impl Stamp {
+    /// True if this event happened before `later` or is it: `later` has seen as many of this
+    /// host's events as this one had.
+    fn happened_before(&self, later: &Stamp) -> bool {
+        later.clock.get(&self.host).copied().unwrap_or(0) >= self.clock[&self.host]
+    }
+}
+
+/// The vector clock of every [`is_story_event`], in order: the clocks [`shiviz`] writes and
+/// [`StoryFilter::causal`] reads. Clocks follow messages (a delivery merges the sender's
+/// clock at the send); a failed check merges every host's clock, since it read them all.
+fn vector_clocks(events: &[Event]) -> Vec<Stamp> {
+    let mut clocks: BTreeMap<String, Clock> = BTreeMap::new();
+    let mut at_send: BTreeMap<u64, Clock> = BTreeMap::new();
+    let mut stamps = Vec::new();
+    for (at, e) in events.iter().enumerate().filter(|(_, e)| is_story_event(e)) {
         let host = e.node.clone().unwrap_or_else(|| CHECKER.to_string());
         let mut clock = clocks.get(&host).cloned().unwrap_or_default();
         match e.kind {
@@ -568,20 +614,13 @@ pub fn shiviz(events: &[Event]) -> String {
         if let EventKind::Send { msg, .. } = e.kind {
             at_send.insert(msg, clock.clone());
         }
-        let text = format!("{} {} {}", time_label(e.time_ns), e.kind.name(), e.detail)
-            .replace(['\n', '\r'], " ");
-        let json = serde_json::to_string(&clock).expect("a clock serialises");
-        let _ = writeln!(
-            out,
-            "{text}\n{} {json}",
-            host.replace(char::is_whitespace, "_")
-        );
-        clocks.insert(host, clock);
+        clocks.insert(host.clone(), clock.clone());
+        stamps.push(Stamp { at, host, clock });
     }
-    out
+    stamps
 }
 
-fn merge(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
+fn merge(into: &mut Clock, from: &Clock) {
     for (host, &n) in from {
         let slot = into.entry(host.clone()).or_insert(0);
         *slot = (*slot).max(n);

@@ -115,6 +115,43 @@ impl Outcome {
     pub fn same_failure(&self, other: &Outcome) -> bool {
         self.class == other.class && self.invariant == other.invariant
     }
+
+    /// This outcome's [`failure_class`]: the word sweeps count and list it under.
+    pub fn failure_class(&self) -> String {
+        failure_class(self.class, self.invariant.as_deref())
+    }
+}
+
+/// One word naming a kind of failure, so failures of different causes are counted apart: the
+/// class, then the invariant or property after a slash when one failed
+/// (`correctness/atomicity`, `liveness/all-decided`, `panic`, `deadlock`). A harness panic
+/// and a violated invariant never share a word.
+///
+/// The word goes into `key=value` lines and into `classes=A:1,B:2` lists, so a character of
+/// the invariant's name that would split either (whitespace, `,`, `:`, `=`) is written `_`.
+///
+/// ```
+/// use sim_core::report::{failure_class, Class};
+/// assert_eq!(failure_class(Class::Correctness, Some("at most two")), "correctness/at_most_two");
+/// assert_eq!(failure_class(Class::Panic, None), "panic");
+/// ```
+pub fn failure_class(class: Class, invariant: Option<&str>) -> String {
+    match invariant {
+        None => class.name().to_string(),
+        Some(name) => {
+            let word: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_whitespace() || matches!(c, ',' | ':' | '=') {
+                        '_'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            format!("{}/{word}", class.name())
+        }
+    }
 }
 
 /// Serde for a 64-bit hash as 16 lower-case hex digits; reads that, or a JSON number.

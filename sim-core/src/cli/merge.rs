@@ -14,6 +14,9 @@ pub(super) struct MergeArgs {
     /// The shards' result files (`--out FILE` of each `sim sweep --shard I/N`).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Print every failing seed with its failure class, in seed order, as `sim sweep --list`.
+    #[arg(long)]
+    list: bool,
 }
 
 pub(super) fn execute(_cli: &Cli, args: &MergeArgs, out: &mut dyn Write) -> Result<i32, CliError> {
@@ -32,7 +35,7 @@ pub(super) fn execute(_cli: &Cli, args: &MergeArgs, out: &mut dyn Write) -> Resu
             bugs += 1;
             bugs_found += u64::from(m.failures > 0);
         }
-        print_merged(m, out)?;
+        print_merged(m, args.list, out)?;
     }
     if merged.first().is_some_and(|m| m.all) {
         let verdict = if correct_failed == 0 && bugs_found == bugs {
@@ -73,7 +76,8 @@ fn read_lines(path: &PathBuf) -> Result<Vec<ShardLine>, CliError> {
     Ok(lines)
 }
 
-fn print_merged(m: &Merged, out: &mut dyn Write) -> Result<(), CliError> {
+/// The lines `sim sweep` prints for the unsharded campaign: list, class counts, summary.
+fn print_merged(m: &Merged, list: bool, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some((_, replay)) = &m.first_failure {
         writeln!(out, "replay={replay}")?;
     }
@@ -82,6 +86,18 @@ fn print_merged(m: &Merged, out: &mut dyn Write) -> Result<(), CliError> {
     } else {
         String::new()
     };
+    if list {
+        for (seed, class) in &m.failing {
+            writeln!(out, "{prefix}failure seed={seed} class={class}")?;
+        }
+    }
+    if m.failures > 0 {
+        writeln!(
+            out,
+            "{prefix}classes={}",
+            campaign::classes_text(&m.classes)
+        )?;
+    }
     let first = m
         .first_failure
         .as_ref()

@@ -133,6 +133,9 @@ pub enum CliError {
     /// `SIM_OS_HOOKS` holds something other than `on` or `off`.
     #[error(transparent)]
     HooksSetting(#[from] crate::os::BadHooksSetting),
+    /// A story filter names a node or kind the trace does not have.
+    #[error(transparent)]
+    StoryFilter(#[from] crate::render::StoryFilterError),
     /// `--json` on a command that prints traces.
     #[error(
         "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
@@ -192,6 +195,64 @@ struct OutputArgs {
     /// Where failures' traces and repro files are written.
     #[arg(long, value_name = "DIR", default_value = "target/sim-failures")]
     failures_dir: PathBuf,
+}
+
+/// Which lines of a story to print: the flags of [`crate::render::StoryFilter`].
+#[derive(Args, Debug, Clone, Default)]
+struct StoryArgs {
+    /// Story lines at node NAME, messages sent to or from it, and lines of no node
+    /// (repeatable: any of the nodes).
+    #[arg(long = "node", value_name = "NAME")]
+    nodes: Vec<String>,
+    /// Story lines of kind KIND, by the name the story prints: op, result, send, drop, crash,
+    /// FAILED, ... (repeatable: any of the kinds).
+    #[arg(long = "kind", value_name = "KIND")]
+    kinds: Vec<String>,
+    /// Story lines at or after T milliseconds of virtual time.
+    #[arg(long, value_name = "T")]
+    from_ms: Option<u64>,
+    /// Story lines before T milliseconds of virtual time.
+    #[arg(long, value_name = "T")]
+    to_ms: Option<u64>,
+    /// Only the causal past of the failure (the failed check's operations, or the last
+    /// event), by the vector clocks of the ShiViz export.
+    #[arg(long)]
+    causal: bool,
+}
+
+impl StoryArgs {
+    fn filter(&self) -> crate::render::StoryFilter {
+        let mut filter = crate::render::StoryFilter::new();
+        for node in &self.nodes {
+            filter = filter.node(node);
+        }
+        for kind in &self.kinds {
+            filter = filter.kind(kind);
+        }
+        if let Some(ms) = self.from_ms {
+            filter = filter.from_ms(ms);
+        }
+        if let Some(ms) = self.to_ms {
+            filter = filter.to_ms(ms);
+        }
+        if self.causal {
+            filter = filter.causal();
+        }
+        filter
+    }
+}
+
+/// Writes the story lines `filter` keeps, each as `  | line`, under a `story:` line.
+fn print_story(
+    events: &[crate::trace::Event],
+    filter: &crate::render::StoryFilter,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    writeln!(out, "story:")?;
+    for line in filter.story(events)?.lines() {
+        writeln!(out, "  | {line}")?;
+    }
+    Ok(())
 }
 
 /// The `sim` command line over a set of systems.

@@ -1,4 +1,6 @@
-//! `sim render`: a trace as a space-time diagram (SVG) and a ShiViz log.
+//! `sim render`: a trace as a space-time diagram (SVG) and a ShiViz log; with `--story` or a
+//! story filter (`--node`, `--kind`, `--from-ms`, `--to-ms`, `--causal`), also the story's
+//! lines the filter keeps. The filters choose story lines only: the pictures stay whole.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::files::{self, write_text};
-use super::{bug_label, Cli, CliError, VariantArgs};
+use super::{bug_label, print_story, Cli, CliError, StoryArgs, VariantArgs};
 use crate::render;
 use crate::repro::{InputFile, Repro, TraceFile};
 use crate::run_spec::RunSpec;
@@ -22,10 +24,18 @@ pub(super) struct RenderArgs {
     /// Write the ShiViz log here (default: FILE with extension .shiviz.log).
     #[arg(long, value_name = "PATH")]
     shiviz: Option<PathBuf>,
+    /// Print the story (implied by any story filter).
+    #[arg(long)]
+    story: bool,
+    #[command(flatten)]
+    filter: StoryArgs,
 }
 
 pub(super) fn execute(cli: &Cli, args: &RenderArgs, out: &mut dyn Write) -> Result<i32, CliError> {
     let (events, title) = events_of(cli, &args.file)?;
+    let filter = args.filter.filter();
+    // Checked before anything is written: a misspelt node is an error, not an empty story.
+    let shown = filter.events(&events)?.len();
     let base = args.file.with_extension("").with_extension("");
     let svg_path = args
         .svg
@@ -50,6 +60,11 @@ pub(super) fn execute(cli: &Cli, args: &RenderArgs, out: &mut dyn Write) -> Resu
         shiviz_path.display(),
         render::SHIVIZ_REGEX
     )?;
+    if args.story || !filter.keeps_all() {
+        print_story(&events, &filter, out)?;
+        let total = render::story_lines(&events);
+        writeln!(out, "story_lines={shown} of={total}")?;
+    }
     Ok(0)
 }
 

@@ -1,5 +1,6 @@
 //! `sim shrink`: a failing input made small (see [`crate::shrink`]); the shrunk trace, its
-//! story, the files written, and a summary line.
+//! story (narrowed by `--node`, `--kind`, `--from-ms`, `--to-ms`, `--causal`), the files
+//! written, and a summary line (whose `story_lines=` counts the whole story).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,9 +8,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::files::{self, print_files, write_json, write_text};
-use super::{bug_label, Cli, CliError, OutputArgs, VariantArgs};
+use super::{bug_label, print_story, Cli, CliError, OutputArgs, StoryArgs, VariantArgs};
 use crate::choice::Input;
-use crate::render;
+use crate::render::{self, StoryFilter};
 use crate::repro::{FailureFiles, InputFile, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::shrink::{Shrinker, Shrunk};
@@ -39,6 +40,8 @@ pub(super) struct ShrinkArgs {
     #[arg(long, default_value = "10000")]
     max_runs: u64,
     #[command(flatten)]
+    story: StoryArgs,
+    #[command(flatten)]
     variant: VariantArgs,
     #[command(flatten)]
     output: OutputArgs,
@@ -49,6 +52,12 @@ pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Resu
         return Err(CliError::JsonUnsupported("shrink"));
     }
     let (original, replay) = original(cli, args)?;
+    let filter = args.story.filter();
+    if !filter.keeps_all() {
+        // Checked on the original run before the shrink, so a misspelt node costs no search:
+        // a shrunk run has the same nodes.
+        filter.events(original.run_traced().history.events())?;
+    }
     files::check_outputs(&[&args.out, &args.trace_json, &args.svg])?;
     files::check_dir_writable(&args.output.failures_dir)?;
     // The original's replay line first, so it survives a crash or a kill.
@@ -65,7 +74,7 @@ pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Resu
     };
     let shrunk = shrinker.max_runs(args.max_runs).run(&original.input)?;
     let wall_ms = started.elapsed().as_millis();
-    print_trace(&shrunk, out)?;
+    print_trace(&shrunk, &filter, out)?;
     let small = RunSpec::new(original.variant.clone(), Input::Bytes(shrunk.bytes.clone()));
     let (files, bin) = write_outputs(args, &original, &small, &shrunk, out)?;
     writeln!(out, "{}", small.identity(cli.build))?;
@@ -132,13 +141,10 @@ fn original(cli: &Cli, args: &ShrinkArgs) -> Result<(RunSpec, String), CliError>
     }
 }
 
-fn print_trace(shrunk: &Shrunk, out: &mut dyn Write) -> Result<(), CliError> {
+fn print_trace(shrunk: &Shrunk, filter: &StoryFilter, out: &mut dyn Write) -> Result<(), CliError> {
     write!(out, "{}", render_lines(&shrunk.trace))?;
     writeln!(out, "message={:?}", shrunk.outcome.message)?;
-    writeln!(out, "story:")?;
-    for line in render::story(&shrunk.trace).lines() {
-        writeln!(out, "  | {line}")?;
-    }
+    print_story(&shrunk.trace, filter, out)?;
     if !shrunk.improved {
         writeln!(
             out,

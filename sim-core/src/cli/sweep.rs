@@ -2,8 +2,13 @@
 //! every core (`--jobs`) and optionally one shard of the range (`--shard I/N`, results in
 //! `--out FILE` for `sim merge`); one summary line per variant, and for `--all` the verdict.
 //!
+//! A variant with failures also gets a `classes=CLASS:COUNT,...` line (most first), just
+//! before its summary line, so a harness panic is never read as a protocol failure; with
+//! `--list`, one `failure seed=N class=CLASS` line per failing seed comes before that, in seed
+//! order (the words are [`crate::report::failure_class`]'s). The summary line stays last.
+//!
 //! The results do not depend on `--jobs` (see [`crate::campaign`]): the same failures, the
-//! same first failing seed, the same lines but `runs_per_sec`. Failure files are written as
+//! same first failing seed, the same classes, the same lines but `runs_per_sec`. Failure files are written as
 //! soon as a failure lower than any recorded so far is found, so a killed sweep leaves them.
 
 use std::fs::File;
@@ -16,7 +21,7 @@ use clap::Args;
 use super::files::{self, print_files};
 use super::progress::Progress;
 use super::{Cli, CliError, OutputArgs, VariantArgs};
-use crate::campaign::{Campaign, Event, Failure, Shard, ShardLine, Tally};
+use crate::campaign::{classes_text, Campaign, Event, Failure, Shard, ShardLine, Tally};
 use crate::choice::Input;
 use crate::repro::{self, FailureFiles};
 use crate::run_spec::{RunSpec, Variant};
@@ -48,6 +53,10 @@ pub(super) struct SweepArgs {
     /// including it, on any number of workers (how a benchmark measures runs to a bug).
     #[arg(long)]
     until_first: bool,
+    /// After the sweep, print every failing seed with its failure class, in seed order:
+    /// `failure seed=N class=CLASS` (the seeds `classes=` counts).
+    #[arg(long)]
+    list: bool,
     #[command(flatten)]
     variant: VariantArgs,
     #[command(flatten)]
@@ -61,8 +70,8 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 /// What one variant's sweep found, and where its first failure's files went.
 struct Swept {
     tally: Tally,
-    /// Every failing seed, in the order found.
-    failing: Vec<u64>,
+    /// Every failing seed and its failure class, in the order found.
+    failing: Vec<(u64, String)>,
     first: Option<Recorded>,
     runs_per_sec: f64,
     complete: bool,
@@ -187,7 +196,7 @@ fn sweep_one(
             failures,
         } => progress.advance(worker, runs, failures),
         Event::Failure(failure) => {
-            failing.push(failure.seed);
+            failing.push((failure.seed, failure.outcome.failure_class()));
             let found = on_failure(cli, args, variant, shard, &failure, &mut first, results);
             if let Err(e) = found {
                 error.get_or_insert(e);
@@ -332,11 +341,21 @@ fn print_summary(
     let (runs, failures) = (swept.tally.runs, swept.tally.failures);
     let first = swept.tally.first_failure.as_ref();
     if args.output.json {
+        if args.list {
+            for (seed, class) in counted_failures(swept) {
+                let json = serde_json::json!({
+                    "system": variant.system.name, "bug": bug_name,
+                    "failure": {"seed": seed, "class": class},
+                });
+                writeln!(out, "{json}")?;
+            }
+        }
         let files = swept.first.as_ref().map(|f| &f.files);
         let json = serde_json::json!({
             "system": variant.system.name, "bug": bug_name, "seeds": runs, "failures": failures,
             "first_failure_seed": first.map(|f| f.seed),
             "first_failure": first.map(|f| &f.outcome),
+            "classes": swept.tally.classes,
             "runs_per_sec": swept.runs_per_sec.round(),
             "trace_file": files.map(|f| f.trace_txt.display().to_string()),
             "repro_file": files.map(|f| f.repro.display().to_string()),
@@ -349,6 +368,19 @@ fn print_summary(
     } else {
         String::new()
     };
+    // The list and the class counts come before the summary line, which stays last.
+    if args.list {
+        for (seed, class) in counted_failures(swept) {
+            writeln!(out, "{prefix}failure seed={seed} class={class}")?;
+        }
+    }
+    if failures > 0 {
+        writeln!(
+            out,
+            "{prefix}classes={}",
+            classes_text(&swept.tally.classes)
+        )?;
+    }
     let first_seed = first.map_or("none".to_string(), |f| f.seed.to_string());
     writeln!(
         out,
@@ -356,6 +388,31 @@ fn print_summary(
         swept.runs_per_sec
     )?;
     Ok(())
+}
+
+/// The failures the tally counts, in seed order. A sweep until the first failure counts only
+/// the lowest: failures of higher seeds, run by other workers meanwhile, are left out so the
+/// list does not depend on the number of workers.
+fn counted_failures(swept: &Swept) -> Vec<(u64, &str)> {
+    let last = swept
+        .tally
+        .first_failure
+        .as_ref()
+        .filter(|_| swept.tally.failures == 1)
+        .map_or(u64::MAX, |f| f.seed);
+    let mut failing: Vec<(u64, &str)> = swept
+        .failing
+        .iter()
+        .filter(|(seed, _)| *seed <= last)
+        .map(|(seed, class)| (*seed, class.as_str()))
+        .collect();
+    failing.sort_unstable();
+    debug_assert_eq!(
+        failing.len() as u64,
+        swept.tally.failures,
+        "the list holds every failure the tally counts"
+    );
+    failing
 }
 
 /// After Ctrl-C: how far the sweep got, and the replay line of every failure it found (up to
@@ -367,7 +424,7 @@ fn print_interrupted(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     const SHOWN: usize = 100;
-    let mut seeds = swept.failing.clone();
+    let mut seeds: Vec<u64> = swept.failing.iter().map(|(seed, _)| *seed).collect();
     seeds.sort_unstable();
     writeln!(
         out,
