@@ -308,6 +308,7 @@ impl Sim {
             crate::disk::start_run(w);
         });
         IN_SIM.with(|f| f.set(true));
+        PANIC_AT.with(|p| p.borrow_mut().take());
         crate::os::reset_escape();
         let outcome = {
             let mut driver = Driver {
@@ -318,6 +319,12 @@ impl Sim {
             driver
                 .start(setups, node_count)
                 .unwrap_or_else(|| driver.drive())
+        };
+        // A panic is a failure even when the node's own code caught it: in a real process it
+        // would at least have been printed, and the hook keeps runs silent.
+        let outcome = match caught_inside_a_node() {
+            Some(message) if outcome.0 != Class::Panic => (Class::Panic, None, message),
+            _ => outcome,
         };
         // Tear down: drop every task outside the world borrow (their drops may touch it), then
         // remove the world. Nothing of the run survives: memory is flat across runs.
@@ -838,7 +845,14 @@ pub fn for_each_seed(seeds: std::ops::Range<u64>, mut body: impl FnMut(u64)) -> 
 
 thread_local! {
     static IN_SIM: Cell<bool> = const { Cell::new(false) };
-    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The last panic inside the run, until one of the driver's catch sites reports it.
+    static PANIC_AT: RefCell<Option<Panicked>> = const { RefCell::new(None) };
+}
+
+/// A panic the hook saw inside a run.
+struct Panicked {
+    text: String,
+    at: Option<String>,
 }
 
 /// Panics inside a run are outcomes, not noise: the hook stays silent for them and defers to
@@ -852,7 +866,22 @@ fn install_panic_hook() {
                 let at = info
                     .location()
                     .map(|l| format!("{}:{}", l.file(), l.line()));
-                PANIC_AT.with(|p| *p.borrow_mut() = at);
+                let text = any_text(info.payload());
+                // The trace ends with the panic, on the task that panicked — also when code
+                // inside the node catches it (a tokio task's panic becomes a `JoinError`).
+                // The hash covers the message, not the line number, so edits elsewhere in a
+                // file leave a panicking run's hash alone.
+                world::try_with_installed(|w| {
+                    let node = w.current_node();
+                    let task = w.exec.current;
+                    let digest = crate::trace::stable_hash(&text);
+                    w.record(node, EventKind::Note { digest }, || match (task, &at) {
+                        (Some(task), Some(at)) => format!("task {task} panicked at {at}: {text}"),
+                        (_, Some(at)) => format!("panicked at {at}: {text}"),
+                        (_, None) => format!("panicked: {text}"),
+                    });
+                });
+                PANIC_AT.with(|p| *p.borrow_mut() = Some(Panicked { text, at }));
             } else {
                 previous(info);
             }
@@ -862,13 +891,31 @@ fn install_panic_hook() {
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
     let text = payload_text(payload);
-    match PANIC_AT.with(|p| p.borrow_mut().take()) {
+    match PANIC_AT.with(|p| p.borrow_mut().take()).and_then(|p| p.at) {
         Some(at) => format!("{text} (at {at})"),
         None => text,
     }
 }
 
+/// A panic no catch site of the driver reported: code inside a node caught it and went on.
+fn caught_inside_a_node() -> Option<String> {
+    let panicked = PANIC_AT.with(|p| p.borrow_mut().take())?;
+    let at = panicked
+        .at
+        .map(|at| format!(" (at {at})"))
+        .unwrap_or_default();
+    Some(format!(
+        "a panic inside a node was caught by the code under test (a tokio task's JoinError, \
+         or catch_unwind) and the run went on: {}{at}",
+        panicked.text
+    ))
+}
+
 fn payload_text(payload: &Box<dyn std::any::Any + Send>) -> String {
+    any_text(payload.as_ref())
+}
+
+fn any_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

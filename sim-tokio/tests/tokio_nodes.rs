@@ -252,3 +252,57 @@ fn crash_mid_select_leaves_nothing_running() {
         );
     }
 }
+
+/// A tokio task's panic is caught by tokio (its `JoinHandle` reads `JoinError`) and the code
+/// goes on; the run must still fail, and its trace must end with the panic on that node.
+#[test]
+fn a_panic_caught_inside_a_tokio_node_fails_the_run_and_is_in_the_trace() {
+    for tokio_node in [true, false] {
+        let mut sim = Sim::new(Config {
+            recording: sim_core::trace::Recording::Full,
+            ..Config::default()
+        });
+        let work = || async {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            let missing: Option<u32> = std::hint::black_box(None);
+            missing.expect("the value is there");
+        };
+        if tokio_node {
+            sim.tokio_client("n", move |_| async move {
+                let joined = tokio::task::spawn_local(work()).await;
+                assert!(joined.unwrap_err().is_panic());
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            });
+        } else {
+            sim.client("n", move |_| async move {
+                sim_core::time::sleep(Duration::from_millis(1)).await;
+                // Native tasks: the panic fails the run where it happens.
+                let _ = sim_core::rt::spawn(async {
+                    sim_core::time::sleep(Duration::from_millis(2)).await;
+                })
+                .await;
+                let missing: Option<u32> = std::hint::black_box(None);
+                missing.expect("the value is there");
+            });
+        }
+        let report = sim.run_seed(0);
+        let o = &report.outcome;
+        assert_eq!(o.class, sim_core::report::Class::Panic, "{o:?}");
+        assert!(o.message.contains("the value is there"), "{}", o.message);
+        if tokio_node {
+            assert!(
+                o.message.contains("caught by the code under test"),
+                "{}",
+                o.message
+            );
+        }
+        let events = report.history.events();
+        let panic_line = events
+            .iter()
+            .rev()
+            .find(|e| e.detail.contains("panicked"))
+            .expect("a panic line in the trace");
+        assert_eq!(panic_line.node.as_deref(), Some("n"), "{panic_line:?}");
+        assert!(panic_line.detail.contains("the value is there"));
+    }
+}
