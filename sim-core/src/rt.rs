@@ -516,6 +516,11 @@ struct JoinSlot<T> {
 /// `Send` and `Sync` when the output is `Send` (the slot is shared through an `Arc<Mutex>`), so
 /// it fits crates whose runtime abstraction demands a `Send + Sync` handle; it is still only
 /// meaningful on the simulation's thread, where the task runs.
+///
+/// ```
+/// fn send_sync<T: Send + Sync>() {}
+/// send_sync::<sim_core::rt::JoinHandle<u64>>();
+/// ```
 pub struct JoinHandle<T> {
     slot: Arc<Mutex<JoinSlot<T>>>,
     task: TaskId,

@@ -80,6 +80,7 @@
 
 mod datagram;
 mod faults;
+mod foreign_message;
 mod partition;
 mod ports;
 pub mod rpc;
@@ -92,6 +93,7 @@ use std::fmt::{self, Debug};
 
 pub use datagram::{Message, Recv, Socket};
 pub use faults::{FaultProfile, Faults, PER_MILLE};
+pub use foreign_message::Foreign;
 pub use partition::{at, clog, heal, heal_all, partition, partition_oneway, unclog, Control};
 pub use session::{RecvEvent, SessionEvent, SessionSocket};
 pub use stream::{Accept, Connect, Listener, Stream};
