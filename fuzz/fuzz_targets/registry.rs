@@ -1,3 +1,7 @@
 //! The replicated registry (`systems::registry`).
 #![no_main]
-sim_fuzz::sim_fuzz_target!("registry", systems::registry::SPEC);
+sim_fuzz::sim_fuzz_target!(
+    "registry",
+    systems::registry::SPEC,
+    replay = "cargo run --release -p systems --bin sim --"
+);

@@ -142,7 +142,7 @@ impl Harness {
             target: target.to_string(),
             engine,
             signals: Signals::NONE,
-            replay_prefix: "cargo run --release -p systems --bin sim --".to_string(),
+            replay_prefix: "sim".to_string(),
             seen: Mutex::new(SeenHistories::default()),
         })
     }
@@ -186,7 +186,8 @@ impl Harness {
         self
     }
 
-    /// How replay commands start (default `cargo run --release -p systems --bin sim --`).
+    /// How replay commands start: your `sim` binary (default `sim`), e.g.
+    /// `cargo run --release --bin sim --`.
     pub fn replay_prefix(mut self, prefix: &str) -> Harness {
         self.replay_prefix = prefix.to_string();
         self

@@ -466,6 +466,33 @@ pub struct BuildInfo {
     pub target: &'static str,
 }
 
+/// The [`BuildInfo`] the `sim-build` crate's build script captured for the crate this is
+/// written in (each field `unknown` without one).
+///
+/// ```
+/// let build = sim_core::build_info!();
+/// assert!(!build.commit.is_empty());
+/// ```
+#[macro_export]
+macro_rules! build_info {
+    () => {
+        $crate::repro::BuildInfo {
+            commit: match option_env!("SIM_BUILD_COMMIT") {
+                Some(v) => v,
+                None => "unknown",
+            },
+            rustc: match option_env!("SIM_BUILD_RUSTC") {
+                Some(v) => v,
+                None => "unknown",
+            },
+            target: match option_env!("SIM_BUILD_TARGET") {
+                Some(v) => v,
+                None => "unknown",
+            },
+        }
+    };
+}
+
 impl BuildInfo {
     /// For binaries that do not capture their build (no build script): every field `unknown`.
     pub const UNKNOWN: BuildInfo = BuildInfo {

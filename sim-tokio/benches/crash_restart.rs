@@ -67,7 +67,11 @@ fn one_run(seed: u64, alive: &Arc<AtomicI64>) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     });
     let report = sim.run_seed(seed);
-    assert!(report.outcome.class.is_pass(), "seed {seed}: {:?}", report.outcome);
+    assert!(
+        report.outcome.class.is_pass(),
+        "seed {seed}: {:?}",
+        report.outcome
+    );
 }
 
 fn rss_kib() -> Option<u64> {

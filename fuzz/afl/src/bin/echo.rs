@@ -1,4 +1,8 @@
 //! AFL++ target `echo` (see `fuzz/README.md`).
 fn main() {
-    sim_afl::run("echo", &systems::echo::SPEC);
+    sim_fuzz::afl::run(
+        "echo",
+        &systems::echo::SPEC,
+        "cargo run --release -p systems --bin sim --",
+    );
 }

@@ -1,4 +1,8 @@
 //! AFL++ target `floor` (see `fuzz/README.md`).
 fn main() {
-    sim_afl::run("floor", &systems::fixtures::FLOOR);
+    sim_fuzz::afl::run(
+        "floor",
+        &systems::fixtures::FLOOR,
+        "cargo run --release -p systems --bin sim --",
+    );
 }

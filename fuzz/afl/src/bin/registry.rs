@@ -1,4 +1,8 @@
 //! AFL++ target `registry` (see `fuzz/README.md`).
 fn main() {
-    sim_afl::run("registry", &systems::registry::SPEC);
+    sim_fuzz::afl::run(
+        "registry",
+        &systems::registry::SPEC,
+        "cargo run --release -p systems --bin sim --",
+    );
 }

@@ -1,4 +1,8 @@
 //! AFL++ target `two_pc` (see `fuzz/README.md`).
 fn main() {
-    sim_afl::run("two_pc", &systems::two_pc::SPEC);
+    sim_fuzz::afl::run(
+        "two_pc",
+        &systems::two_pc::SPEC,
+        "cargo run --release -p systems --bin sim --",
+    );
 }

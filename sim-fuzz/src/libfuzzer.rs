@@ -1,20 +1,6 @@
-//! Glue between libFuzzer and [`sim_core::fuzz::Harness`]: one macro, so a target per system
-//! is one line.
-//!
-//! ```ignore
-//! #![no_main]
-//! sim_fuzz::sim_fuzz_target!("echo", systems::echo::SPEC);
-//! ```
-//!
-//! The harness is built from `SIM_BUG` and `SIM_SIGNAL` in libFuzzer's initialisation hook,
-//! before the first input; a bad value stops the process with a message and exit code 2.
-//!
-//! Every target also installs [`sim_core::mutate`] as libFuzzer's custom mutator and
-//! crossover: edits of whole decisions in the input's lanes, with a share of mutations left
-//! to libFuzzer's own. `SIM_MUTATOR=bytes` switches it off (libFuzzer's byte mutations only).
+//! libFuzzer: the target macro and the custom mutator and crossover hooks it installs.
 
 pub use libfuzzer_sys;
-pub use sim_core;
 
 /// Maps the harness's verdict to libFuzzer's.
 pub fn corpus(verdict: sim_core::fuzz::Verdict) -> libfuzzer_sys::Corpus {
@@ -70,18 +56,23 @@ pub fn custom_crossover(a: &[u8], b: &[u8], out: &mut [u8], seed: u32) -> usize 
     child.len()
 }
 
-/// Defines a libFuzzer target named `$target` that fuzzes the system `$spec`.
+/// Defines a libFuzzer target named `$target` that fuzzes the system `$spec`; failures print
+/// replay commands starting with `replay` (default `sim`).
 ///
 /// The harness is built in libFuzzer's initialisation hook, before any input runs, so a bad
 /// `SIM_BUG` or `SIM_SIGNAL` exits with code 2 and a message instead of being saved as a crash.
 #[macro_export]
 macro_rules! sim_fuzz_target {
     ($target:literal, $spec:expr) => {
+        $crate::sim_fuzz_target!($target, $spec, replay = "sim");
+    };
+    ($target:literal, $spec:expr, replay = $replay:expr) => {
         static HARNESS: ::std::sync::OnceLock<$crate::sim_core::fuzz::Harness> = ::std::sync::OnceLock::new();
 
         fn harness() -> &'static $crate::sim_core::fuzz::Harness {
             HARNESS.get_or_init(|| {
                 $crate::sim_core::fuzz::Harness::from_env_or_exit(&$spec, $target, $crate::sim_core::fuzz::Engine::LibFuzzer)
+                    .replay_prefix($replay)
             })
         }
 
