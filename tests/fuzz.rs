@@ -110,6 +110,22 @@ fn a_failure_self_checks_and_its_report_replays_through_the_cli() {
     ] {
         assert!(report.contains(want), "report lacks {want:?}:\n{report}");
     }
+    // Under libFuzzer the report also gives the cargo-fuzz commands that work as typed on
+    // stable: with `-s none`, and with SIM_BUG (cargo-fuzz's own hints omit it).
+    let libfuzzer = Harness::new(
+        &systems::two_pc::SPEC,
+        Some("first-vote-wins"),
+        "sim_target",
+        Engine::LibFuzzer,
+    )
+    .unwrap();
+    let report = libfuzzer.failure_report(&data, &checked);
+    for want in [
+        "reproduce: SIM_BUG=first-vote-wins cargo fuzz run -s none sim_target fuzz/artifacts/sim_target/crash-",
+        "minimize: SIM_BUG=first-vote-wins cargo fuzz tmin -s none sim_target fuzz/artifacts/sim_target/crash-",
+    ] {
+        assert!(report.contains(want), "report lacks {want:?}:\n{report}");
+    }
     // The replay command's flags give the same run through the `sim` command line.
     let dir = std::env::temp_dir().join(format!("sim-fuzz-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -329,6 +329,23 @@ impl Harness {
         let _ = writeln!(r, "{}", o.summary_line());
         let _ = writeln!(r, "message={:?}", o.message);
         let _ = writeln!(r, "replay: {}", self.replay_command(data));
+        if self.engine == Engine::LibFuzzer {
+            // cargo-fuzz's own hints below omit SIM_BUG (the correct system does not crash)
+            // and, on stable, `-s none` is needed whatever the hint says.
+            let bug = self
+                .variant
+                .bug
+                .map(|b| format!("SIM_BUG={b} "))
+                .unwrap_or_default();
+            let artifact = self.input_path_hint(data);
+            for (what, verb) in [("reproduce", "run"), ("minimize", "tmin")] {
+                let _ = writeln!(
+                    r,
+                    "{what}: {bug}cargo fuzz {verb} -s none {} {artifact}",
+                    self.target
+                );
+            }
+        }
         if self.engine == Engine::Afl {
             let _ = writeln!(
                 r,
