@@ -93,7 +93,7 @@ fn a_seed_saved_as_bytes_replays_the_same_history() {
     let spec = two_pc();
     for seed in 0..50 {
         let opts = spec.options(Some("first-vote-wins")).unwrap();
-        let (report, bytes) = (spec.build)(&opts).run_recorded(&Input::Seed(seed));
+        let (report, bytes) = (spec.build)(&opts).run_encoded(&Input::Seed(seed));
         let replay = spec.run(&opts, &Input::Bytes(bytes.clone()));
         assert_eq!(
             report.outcome.history_hash,

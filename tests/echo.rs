@@ -56,7 +56,7 @@ fn the_sweep_is_not_vacuous() {
     let opts = spec.options(None).unwrap();
     let (mut ok, mut failed, mut resets, mut holds) = (0, 0, 0, 0);
     for seed in 0..100 {
-        let report = spec.run_recorded_trace(&opts, &Input::Seed(seed));
+        let report = spec.run_traced(&opts, &Input::Seed(seed));
         for e in report.history.events() {
             match e.kind.name() {
                 "result" if e.detail.contains("Ok(") => ok += 1,

@@ -81,7 +81,7 @@ fn a_failure_self_checks_and_its_report_replays_through_the_cli() {
     let opts = h.options().clone();
     let (data, _) = (0..1000u64)
         .find_map(|seed| {
-            let (report, bytes) = (spec.build)(&opts).run_recorded(&Input::Seed(seed));
+            let (report, bytes) = (spec.build)(&opts).run_encoded(&Input::Seed(seed));
             report.outcome.class.is_failure().then_some((bytes, seed))
         })
         .expect("first-vote-wins fails within 1000 seeds (a sweep shows about 2 in 3)");

@@ -342,7 +342,7 @@ fn late_fault_is_reachable_from_a_short_buffer() {
     let seed = (0..10_000u64)
         .find(|&s| scenario().run_seed(s).outcome.class == Class::Panic)
         .expect("some seed fires a 1/256 trigger");
-    let (_, bytes) = scenario().run_recorded(&Input::Seed(seed));
+    let (_, bytes) = scenario().run_encoded(&Input::Seed(seed));
     assert!(
         bytes.len() <= 4096,
         "seed {seed} re-encodes to {} bytes",

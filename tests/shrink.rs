@@ -64,7 +64,7 @@ fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
         if seeds.len() == 30 {
             break;
         }
-        let original = spec.run_recorded_trace(&opts, &Input::Seed(seed));
+        let original = spec.run_traced(&opts, &Input::Seed(seed));
         if !original.outcome.class.is_failure() {
             continue;
         }
@@ -84,7 +84,7 @@ fn two_pc_failures_shrink_to_one_transaction_and_replay_strictly() {
             "seed {seed}: nothing shrunk"
         );
         // An independent strict replay from the bytes alone, through the public run path.
-        let replay = spec.run_recorded_trace(&opts, &Input::Bytes(shrunk.bytes.clone()));
+        let replay = spec.run_traced(&opts, &Input::Bytes(shrunk.bytes.clone()));
         let same = shrunk.verified
             && replay.outcome.same_failure(&original.outcome)
             && replay.outcome.history_hash == shrunk.outcome.history_hash
@@ -305,7 +305,7 @@ fn deleting_an_operation_keeps_the_later_schedule() {
             panic!("count is an integer")
         };
         *value -= 1;
-        let shortened = spec.run_recorded_trace(&opts, &Input::Bytes(encode(&kept)));
+        let shortened = spec.run_traced(&opts, &Input::Bytes(encode(&kept)));
         assert!(
             shortened.outcome.same_failure(&original.outcome),
             "seed {seed}: deleting transaction {op} changed {} into {}",

@@ -85,7 +85,7 @@ fn the_sweep_is_not_vacuous() {
     let mut faults = std::collections::BTreeMap::new();
     let (mut acked, mut crashes) = (0, 0);
     for seed in 0..60 {
-        let report = spec.run_recorded_trace(&opts, &Input::Seed(seed));
+        let report = spec.run_traced(&opts, &Input::Seed(seed));
         for e in report.history.events() {
             match e.kind {
                 EventKind::DiskFault { fault, .. } => *faults.entry(fault).or_insert(0) += 1,

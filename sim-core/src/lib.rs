@@ -33,6 +33,7 @@
 //! | [`mutate`] | a lane-aware mutator and crossover for libFuzzer |
 //! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
 //! | [`os`] | the OS boundary: what `sim-os`'s clock, entropy and escape hooks answer inside a run |
+//! | [`prelude`] | the names most scenarios use, in one import (with `Choices` beside `Source`) |
 //! | [`random`] | a random generator drawn from the input, for `rand` 0.8 and 0.9, in any task |
 //! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
 //! | [`workload`] | workload helpers: operation counts, think times, quiet periods |
@@ -79,6 +80,7 @@ pub mod nemesis;
 pub mod net;
 pub mod node;
 pub mod os;
+pub mod prelude;
 pub mod random;
 pub mod render;
 pub mod report;

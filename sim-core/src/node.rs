@@ -53,6 +53,31 @@ use crate::world::{self, with, World};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub u32);
 
+impl NodeId {
+    /// The node's name (the inverse of [`lookup`]), or `None` for an id no node has. Must be
+    /// called from within a simulation.
+    ///
+    /// ```
+    /// use sim_core::node::{current, lookup};
+    /// use sim_core::sim::{Config, Sim};
+    ///
+    /// let mut sim = Sim::new(Config::default());
+    /// sim.client("c", |_| async {
+    ///     assert_eq!(current().name().as_deref(), Some("c"));
+    ///     assert_eq!(lookup("c"), Some(current()));
+    /// });
+    /// assert!(sim.run_seed(0).outcome.class.is_pass());
+    /// ```
+    pub fn name(self) -> Option<String> {
+        with(|w| {
+            w.nodes
+                .list
+                .get(self.0 as usize)
+                .map(|n| n.name.to_string())
+        })
+    }
+}
+
 /// What a node's factory gets at every start.
 #[derive(Clone, Debug)]
 pub struct NodeCtx {

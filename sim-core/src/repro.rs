@@ -587,7 +587,7 @@ pub fn record_failure(
     run: &RunSpec,
     dir: &Path,
 ) -> std::io::Result<(Report, Option<FailureFiles>)> {
-    let (report, bytes) = run.run_recorded();
+    let (report, bytes) = run.run_encoded();
     if !report.outcome.class.is_failure() {
         return Ok((report, None));
     }

@@ -430,7 +430,7 @@ impl RunSpec {
     pub fn new(variant: Variant, input: Input) -> RunSpec {
         let input = match input {
             Input::FlatBytes(_) => {
-                let (_, bytes) = (variant.system.build)(&variant.options()).run_recorded(&input);
+                let (_, bytes) = (variant.system.build)(&variant.options()).run_encoded(&input);
                 Input::Bytes(bytes)
             }
             other => other,
@@ -491,9 +491,9 @@ impl RunSpec {
     }
 
     /// Runs with every event recorded; also returns the input re-encoded as bytes.
-    pub fn run_recorded(&self) -> (Report, Vec<u8>) {
+    pub fn run_encoded(&self) -> (Report, Vec<u8>) {
         crate::os::run_maybe_isolated(self.variant.system.thread_per_run, || {
-            (self.variant.system.build)(&self.variant.recording_options()).run_recorded(&self.input)
+            (self.variant.system.build)(&self.variant.recording_options()).run_encoded(&self.input)
         })
     }
 }

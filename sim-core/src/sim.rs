@@ -238,7 +238,7 @@ impl Sim {
 
     /// Runs on `input` and also returns the bytes that replay this run under
     /// [`crate::choice::Bytes`] (how a seed becomes a fuzz corpus entry).
-    pub fn run_recorded(self, input: &Input) -> (Report, Vec<u8>) {
+    pub fn run_encoded(self, input: &Input) -> (Report, Vec<u8>) {
         let (report, draws) = self.run_logged(input);
         (report, crate::choice::encode(&draws))
     }

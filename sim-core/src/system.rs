@@ -293,7 +293,7 @@ impl SystemSpec {
     }
 
     /// Runs with every event recorded (for traces).
-    pub fn run_recorded_trace(&self, opts: &RunOptions, input: &Input) -> Report {
+    pub fn run_traced(&self, opts: &RunOptions, input: &Input) -> Report {
         let mut opts = opts.clone();
         opts.config.recording = Recording::Full;
         self.run(&opts, input)

@@ -43,7 +43,7 @@ pub(super) fn execute(cli: &Cli, args: &CorpusArgs, out: &mut dyn Write) -> Resu
     let (mut runs, mut bytes_max, mut first_failure) = (0u64, 0usize, None);
     for seed in seeds {
         let run = RunSpec::new(variant.clone(), Input::Seed(seed));
-        let (report, bytes) = run.run_recorded();
+        let (report, bytes) = run.run_encoded();
         runs += 1;
         files::write_text_bytes(&args.out.join(format!("seed-{seed}.bin")), &bytes)?;
         bytes_max = bytes_max.max(bytes.len());

@@ -62,7 +62,7 @@ pub(super) fn execute(cli: &Cli, args: &RunArgs, out: &mut dyn Write) -> Result<
         writeln!(out, "replay={replay}")?;
         out.flush()?;
     }
-    let (report, bytes) = run.run_recorded();
+    let (report, bytes) = run.run_encoded();
     let outcome = &report.outcome;
     let events = report.history.events();
     if let Some(path) = &args.save_input {

@@ -303,6 +303,10 @@ impl<M: Message> Socket<M> {
     }
 
     /// Receives the next message and its sender.
+    ///
+    /// Cancel-safe: a message leaves the socket's queue only in the poll that returns it, so
+    /// dropping the future (the losing branch of a `select`, a timeout) loses nothing, and the
+    /// next `recv` gets the message.
     pub fn recv(&self) -> Recv<'_, M> {
         Recv { socket: self }
     }

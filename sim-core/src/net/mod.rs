@@ -143,6 +143,15 @@ impl Debug for Addr {
 }
 
 /// Latency settings and the fault profile.
+///
+/// The default: every link's latency drawn once in 1..=10 ms, a per-link jitter bound drawn in
+/// 0..=5 ms, and no faults ([`Faults::Off`]).
+///
+/// ```
+/// let net = sim_core::net::NetConfig::default();
+/// assert_eq!((net.latency_ms_min, net.latency_ms_max, net.jitter_ms_max), (1, 10, 5));
+/// assert_eq!(net.faults, sim_core::net::Faults::Off);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetConfig {
     /// Smallest one-way latency of a link.
