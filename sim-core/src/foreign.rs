@@ -32,8 +32,7 @@ pub fn next_instant() -> Option<Instant> {
     with(|w| {
         w.exec.drain_wakes();
         let now = w.clock.now_ns;
-        let current = w.exec.current;
-        if w.exec.ready.iter().any(|&t| Some(t) != current) {
+        if w.exec.others_ready() {
             return Some(Instant::from_nanos(now));
         }
         w.clock

@@ -411,7 +411,7 @@ fn tick(w: &mut World) -> Vec<Act> {
     }
     // Tick again only while something else can happen: a system with nothing ready and
     // nothing scheduled is stuck, and the nemesis must not hide that (a deadlock stays one).
-    let busy = !acts.is_empty() || !w.exec.ready.is_empty() || w.clock.next_due().is_some();
+    let busy = !acts.is_empty() || w.exec.has_ready() || w.clock.next_due().is_some();
     if busy {
         schedule(w, p.tick_ms, Action::Tick);
     }

@@ -383,7 +383,7 @@ pub(crate) fn take_down(id: u32, how: Down) {
         });
         // A crash loses unsynced disk state (drawn); a clean exit loses none.
         crate::disk::take_down(w, id, how == Down::Exit);
-        let current = w.exec.current;
+        let current = w.exec.current();
         let futures: Vec<BoxFuture> = tasks
             .into_iter()
             .filter(|&t| Some(t) != current)

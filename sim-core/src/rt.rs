@@ -43,24 +43,30 @@ pub struct TaskId(pub u32);
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
 
 pub(crate) struct Task {
-    pub node: u32,
-    pub future: Option<BoxFuture>,
-    pub queued: bool,
-    pub wake_seq: u64,
+    node: u32,
+    future: Option<BoxFuture>,
+    queued: bool,
+    wake_seq: u64,
 }
 
 /// Tasks and the ready set of one run.
+///
+/// Owns every task of the run (its node, its future while not being polled, whether it is in
+/// the ready set) and the ready set itself. Promises, asserted in debug and test builds: the
+/// ready set is ascending and duplicate-free; a task is in it exactly when it is `queued` and
+/// its node is not paused; a task's future is out of its slot only while it is being polled
+/// (it is then `current`).
 pub(crate) struct Executor {
-    pub tasks: Vec<Option<Task>>,
+    tasks: Vec<Option<Task>>,
     /// Ready task ids, ascending.
-    pub ready: Vec<u32>,
-    pub current: Option<u32>,
-    pub last_run: Option<u32>,
+    ready: Vec<u32>,
+    current: Option<u32>,
+    last_run: Option<u32>,
     /// How many tasks have ended (finished or dropped), plus how many lifecycle actions came
     /// due: the harness re-checks whether the workload is done, and applies lifecycle actions
     /// (outside the world), only when this moves — so the step loop tests one counter for
     /// both.
-    pub ended: u64,
+    ended: u64,
     wake_counter: u64,
     /// Paused nodes (indexed by node id; absent = not paused) and whether any is.
     paused: Vec<bool>,
@@ -82,6 +88,86 @@ impl Executor {
             paused: Vec::new(),
             any_paused: false,
             frozen: Vec::new(),
+        }
+    }
+
+    /// The task being polled, if any.
+    #[inline]
+    pub fn current(&self) -> Option<u32> {
+        self.current
+    }
+
+    /// True if some task is ready.
+    #[inline]
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// True if a task other than the one being polled is ready.
+    pub fn others_ready(&self) -> bool {
+        self.ready.iter().any(|&t| Some(t) != self.current)
+    }
+
+    /// The ending count (see the field): moves when a task ends or a lifecycle action is due.
+    #[inline]
+    pub fn ended(&self) -> u64 {
+        self.ended
+    }
+
+    /// Counts a lifecycle action that came due, so the driver leaves the world to apply it.
+    pub fn note_lifecycle_due(&mut self) {
+        self.ended += 1;
+    }
+
+    /// True once `task` finished or was dropped.
+    pub fn is_gone(&self, task: u32) -> bool {
+        self.tasks.get(task as usize).is_none_or(Option::is_none)
+    }
+
+    /// Ends the poll of `task`: no task is current any more, and a task still alive gets its
+    /// future back. Returns the future when the task is gone (its node crashed during the
+    /// poll), for the caller to drop outside the world's borrow.
+    #[inline]
+    pub fn put_back(&mut self, task: u32, future: BoxFuture) -> Option<BoxFuture> {
+        debug_assert_eq!(self.current, Some(task), "only the polled task is put back");
+        self.current = None;
+        match self.tasks.get_mut(task as usize) {
+            Some(Some(t)) => {
+                debug_assert!(t.future.is_none(), "task {task} has two futures");
+                t.future = Some(future);
+                None
+            }
+            _ => Some(future),
+        }
+    }
+
+    /// Ends the poll of a task that will not be put back (it finished, or panicked).
+    pub fn end_poll(&mut self) {
+        self.current = None;
+    }
+
+    /// Takes every task's future out, for teardown (dropped outside the world's borrow).
+    pub fn take_all_futures(&mut self) -> Vec<BoxFuture> {
+        self.tasks
+            .iter_mut()
+            .filter_map(|t| t.take()?.future)
+            .collect()
+    }
+
+    /// Checks the promises in the type's docs (debug and test builds).
+    #[inline]
+    fn debug_check(&self) {
+        if cfg!(debug_assertions) {
+            debug_assert!(
+                self.ready.windows(2).all(|w| w[0] < w[1]),
+                "the ready set is ascending and duplicate-free"
+            );
+            debug_assert!(
+                self.ready
+                    .iter()
+                    .all(|&t| self.tasks[t as usize].as_ref().is_some_and(|t| t.queued)),
+                "every ready task is alive and queued"
+            );
         }
     }
 
@@ -223,8 +309,10 @@ impl Executor {
         let task = self.tasks[id as usize].as_mut().expect("ready task exists");
         task.queued = false;
         let future = task.future.take().expect("ready task is not being polled");
+        debug_assert!(self.current.is_none(), "one task is polled at a time");
         self.current = Some(id);
         self.last_run = Some(id);
+        self.debug_check();
         (id, future)
     }
 

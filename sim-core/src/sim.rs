@@ -330,11 +330,7 @@ impl Sim {
         // remove the world. Nothing of the run survives: memory is flat across runs.
         let leftovers: Vec<_> = with(|w| {
             w.history.seal();
-            w.exec
-                .tasks
-                .iter_mut()
-                .filter_map(|t| t.take()?.future)
-                .collect()
+            w.exec.take_all_futures()
         });
         drop(leftovers);
         IN_SIM.with(|f| f.set(false));
@@ -439,13 +435,11 @@ impl Driver<'_> {
             let quiet = self.invariants.is_empty() && liveness_start_ns.is_none();
             let (next, ended) = with(|w| {
                 if let Some((task, future)) = parked.take() {
-                    w.exec.current = None;
-                    match w.exec.tasks.get_mut(task as usize) {
-                        Some(Some(t)) => t.future = Some(future),
-                        _ => return (Next::Orphan(future), w.exec.ended),
+                    if let Some(orphan) = w.exec.put_back(task, future) {
+                        return (Next::Orphan(orphan), w.exec.ended());
                     }
                 }
-                let ended = w.exec.ended;
+                let ended = w.exec.ended();
                 let fold = quiet && ended == ended_seen;
                 loop {
                     if w.history.len() >= budget_steps {
@@ -464,7 +458,7 @@ impl Driver<'_> {
                             fire_due(w, at, &mut due);
                             Next::Fired
                         }
-                        None if !w.exec.ready.is_empty() => {
+                        None if w.exec.has_ready() => {
                             let index = w.sched.pick(&w.exec.view(), &mut w.source);
                             let (task, future) = w.exec.take(index);
                             let node = w.exec.node_of(task);
@@ -485,12 +479,12 @@ impl Driver<'_> {
                     };
                     // A fire that ended no task leaves nothing for the loop outside to check.
                     // (A lifecycle action coming due counts as an ending: see `net::deliver`.)
-                    if matches!(next, Next::Fired) && fold && w.exec.ended == ended {
+                    if matches!(next, Next::Fired) && fold && w.exec.ended() == ended {
                         continue;
                     }
                     // Only a fire that queued a lifecycle action moves the count inside this
                     // borrow: returning it applies the action before the next move.
-                    return (next, w.exec.ended);
+                    return (next, w.exec.ended());
                 }
             });
             if let Next::Orphan(future) = next {
@@ -506,11 +500,8 @@ impl Driver<'_> {
                     if let Next::Poll(task, future, _) = next {
                         // Not polled after all: back in its slot, to be dropped at teardown
                         // with the others (after the history is sealed).
-                        with(|w| {
-                            if let Some(Some(t)) = w.exec.tasks.get_mut(task as usize) {
-                                t.future = Some(future);
-                            }
-                        });
+                        let orphan = with(|w| w.exec.put_back(task, future));
+                        drop(orphan);
                     }
                     return end;
                 }
@@ -614,18 +605,12 @@ impl Driver<'_> {
         }
         let mut exits = None;
         let leftover = with(|w| {
-            w.exec.current = None;
             match &polled {
-                Ok(Poll::Pending) => match w.exec.tasks.get_mut(task as usize) {
-                    // Still alive: put the future back.
-                    Some(Some(t)) => {
-                        t.future = Some(future);
-                        None
-                    }
-                    // Its node crashed during the poll: drop it (outside the borrow).
-                    _ => Some(future),
-                },
+                // Still alive: the future goes back; if its node crashed during the poll, it
+                // comes back to be dropped outside the borrow.
+                Ok(Poll::Pending) => w.exec.put_back(task, future),
                 _ => {
+                    w.exec.end_poll();
                     let node = w.exec.node_of(task);
                     w.exec.retire(task);
                     w.record(Some(node), EventKind::TaskDone { task }, || {
@@ -772,7 +757,7 @@ fn clients_done() -> bool {
             .iter()
             .filter(|n| n.client)
             .all(|n| match n.main_task {
-                Some(t) => w.exec.tasks.get(t as usize).is_none_or(Option::is_none),
+                Some(t) => w.exec.is_gone(t),
                 None => false,
             })
     })
@@ -873,7 +858,7 @@ fn install_panic_hook() {
                 // file leave a panicking run's hash alone.
                 world::try_with_installed(|w| {
                     let node = w.current_node();
-                    let task = w.exec.current;
+                    let task = w.exec.current();
                     let digest = crate::trace::stable_hash(&text);
                     w.record(node, EventKind::Note { digest }, || match (task, &at) {
                         (Some(task), Some(at)) => format!("task {task} panicked at {at}: {text}"),

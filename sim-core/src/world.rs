@@ -72,7 +72,7 @@ impl World {
 
     /// The node of the task being polled, if any.
     pub fn current_node(&self) -> Option<u32> {
-        self.exec.current.map(|t| self.exec.node_of(t))
+        self.exec.current().map(|t| self.exec.node_of(t))
     }
 }
 

@@ -553,7 +553,7 @@ pub(crate) fn deliver(w: &mut World, packet: Packet) {
         Packet::Lifecycle(a) => {
             w.lifecycle_due.push(*a);
             // Brings the driver out of its world borrow to apply it (see `Executor::ended`).
-            w.exec.ended += 1;
+            w.exec.note_lifecycle_due();
         }
     }
 }
