@@ -122,7 +122,10 @@ pub(crate) fn try_with_installed<R>(f: impl FnOnce(&mut World) -> R) -> Option<R
 ///
 /// The slot's address is taken in a closure small enough for `LocalKey::with` to be inlined:
 /// handed the whole access, `with` stays an out-of-line call that reaches the slot through a
-/// function pointer, hundreds of times per run.
+/// function pointer, hundreds of times per run. Measured (engine bench, the comparison
+/// workload, three alternating rounds in one session): the safe form, `WORLD.with(|cell|
+/// f(cell.borrow_mut()...))`, costs 10-17% more per run (ratio to the bare loop 3.63-4.46
+/// against 3.29-3.82 with this slot).
 #[inline(always)]
 fn slot() -> &'static RefCell<Option<World>> {
     let cell: *const RefCell<Option<World>> = WORLD.with(|cell| &**cell as *const _);
