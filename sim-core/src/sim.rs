@@ -377,6 +377,87 @@ enum Next {
     Idle,
 }
 
+/// The budgets a move checks.
+#[derive(Clone, Copy)]
+struct Limits {
+    budget_steps: u64,
+    budget_time_ns: u64,
+}
+
+/// Decides the driver's next move under one borrow of the world: puts back the task the last
+/// poll parked, then moves; while `quiet` (nothing outside the world looks between moves) and
+/// no task ended, moves that only fire go on in the same borrow. Returns the move and the
+/// executor's ending count after it.
+fn next_move(
+    w: &mut World,
+    parked: Option<(u32, rt::BoxFuture)>,
+    quiet: bool,
+    ended_seen: u64,
+    limits: Limits,
+    due: &mut Vec<Due<Packet>>,
+) -> (Next, u64) {
+    if let Some((task, future)) = parked {
+        if let Some(orphan) = w.exec.put_back(task, future) {
+            return (Next::Orphan(orphan), w.exec.ended());
+        }
+    }
+    let ended = w.exec.ended();
+    let fold = quiet && ended == ended_seen;
+    loop {
+        let next = w.step(limits, due);
+        // A fire that ended no task leaves nothing for the loop outside to check. (A
+        // lifecycle action coming due counts as an ending: see `net::deliver`.)
+        if matches!(next, Next::Fired) && fold && w.exec.ended() == ended {
+            continue;
+        }
+        // Only a fire that queued a lifecycle action moves the count inside this borrow:
+        // returning it applies the action before the next move.
+        return (next, w.exec.ended());
+    }
+}
+
+impl World {
+    /// One move of the run: fire what is due now, else take the ready task the scheduler
+    /// picks (its future goes to the caller for polling), else jump the clock to the next
+    /// deadline and fire what is due there — or say why there is no move (budget, idle).
+    fn step(&mut self, limits: Limits, due: &mut Vec<Due<Packet>>) -> Next {
+        if self.history.len() >= limits.budget_steps {
+            return Next::OutOfSteps;
+        }
+        self.exec.drain_wakes();
+        let now = self.clock.now_ns;
+        // Only look closer (skipping cancelled timers) when something may be due now; most
+        // moves just poll a ready task.
+        let due_now = match self.clock.peek_due() {
+            Some(at) if at <= now => self.clock.next_due().filter(|&at| at <= now),
+            _ => None,
+        };
+        if let Some(at) = due_now {
+            fire_due(self, at, due);
+            return Next::Fired;
+        }
+        if self.exec.has_ready() {
+            let index = self.sched.pick(&self.exec.view(), &mut self.source);
+            let (task, future) = self.exec.take(index);
+            let node = self.exec.node_of(task);
+            self.record(Some(node), EventKind::Step { task }, || {
+                format!("task {task}")
+            });
+            return Next::Poll(task, future, self.epoch);
+        }
+        match self.clock.next_due() {
+            Some(at) if at > limits.budget_time_ns => Next::OutOfTime,
+            Some(at) => {
+                debug_assert!(at >= now, "virtual time never goes back");
+                self.clock.now_ns = at;
+                fire_due(self, at, due);
+                Next::Fired
+            }
+            None => Next::Idle,
+        }
+    }
+}
+
 struct Driver<'a> {
     config: &'a Config,
     invariants: &'a mut Vec<(String, Check)>,
@@ -415,9 +496,13 @@ impl Driver<'_> {
         None
     }
 
+    /// Runs moves until the run ends. The driver does checks, budgets and termination; the
+    /// world makes each move ([`World::step`]).
     fn drive(&mut self) -> Ending {
-        let budget_time_ns = duration_ns(self.config.budget_time);
-        let budget_steps = self.config.budget_steps;
+        let limits = Limits {
+            budget_steps: self.config.budget_steps,
+            budget_time_ns: duration_ns(self.config.budget_time),
+        };
         let mut due = Vec::new();
         let mut liveness_start_ns: Option<u64> = None;
         // Whether the workload is done changes only when a task ends: check it then.
@@ -428,65 +513,11 @@ impl Driver<'_> {
             if let Some(end) = self.check_safety() {
                 return end;
             }
-            // One borrow of the world decides the next move: fire what is due now, else poll
-            // a ready task, else jump the clock to the next deadline. When nothing outside
-            // the world has to look between two moves (no invariant, no workload-done check
-            // pending), moves that only fire go on in the same borrow.
+            // When nothing outside the world has to look between two moves (no invariant, no
+            // workload-done check pending), moves that only fire go on in the same borrow.
             let quiet = self.invariants.is_empty() && liveness_start_ns.is_none();
-            let (next, ended) = with(|w| {
-                if let Some((task, future)) = parked.take() {
-                    if let Some(orphan) = w.exec.put_back(task, future) {
-                        return (Next::Orphan(orphan), w.exec.ended());
-                    }
-                }
-                let ended = w.exec.ended();
-                let fold = quiet && ended == ended_seen;
-                loop {
-                    if w.history.len() >= budget_steps {
-                        return (Next::OutOfSteps, ended);
-                    }
-                    w.exec.drain_wakes();
-                    let now = w.clock.now_ns;
-                    // Only look closer (skipping cancelled timers) when something may be due
-                    // now; most steps just poll a ready task.
-                    let due_now = match w.clock.peek_due() {
-                        Some(at) if at <= now => w.clock.next_due().filter(|&at| at <= now),
-                        _ => None,
-                    };
-                    let next = match due_now {
-                        Some(at) => {
-                            fire_due(w, at, &mut due);
-                            Next::Fired
-                        }
-                        None if w.exec.has_ready() => {
-                            let index = w.sched.pick(&w.exec.view(), &mut w.source);
-                            let (task, future) = w.exec.take(index);
-                            let node = w.exec.node_of(task);
-                            w.record(Some(node), EventKind::Step { task }, || {
-                                format!("task {task}")
-                            });
-                            Next::Poll(task, future, w.epoch)
-                        }
-                        None => match w.clock.next_due() {
-                            Some(at) if at > budget_time_ns => Next::OutOfTime,
-                            Some(at) => {
-                                w.clock.now_ns = at;
-                                fire_due(w, at, &mut due);
-                                Next::Fired
-                            }
-                            None => Next::Idle,
-                        },
-                    };
-                    // A fire that ended no task leaves nothing for the loop outside to check.
-                    // (A lifecycle action coming due counts as an ending: see `net::deliver`.)
-                    if matches!(next, Next::Fired) && fold && w.exec.ended() == ended {
-                        continue;
-                    }
-                    // Only a fire that queued a lifecycle action moves the count inside this
-                    // borrow: returning it applies the action before the next move.
-                    return (next, w.exec.ended());
-                }
-            });
+            let (next, ended) =
+                with(|w| next_move(w, parked.take(), quiet, ended_seen, limits, &mut due));
             if let Next::Orphan(future) = next {
                 drop(future);
                 continue;
@@ -506,41 +537,45 @@ impl Driver<'_> {
                     return end;
                 }
             }
-            match next {
+            let end = match next {
                 Next::Orphan(_) => unreachable!("handled above"),
-                Next::Fired => {}
-                Next::Poll(task, future, epoch) => {
-                    if let Some(end) = self.poll(task, future, epoch, &mut parked) {
-                        return end;
-                    }
-                }
-                Next::OutOfSteps => {
-                    return (
-                        Class::Inconclusive,
-                        None,
-                        format!("step budget of {budget_steps} events ran out"),
-                    );
-                }
-                Next::OutOfTime => return self.out_of_time(),
-                Next::Idle => {
-                    return if clients_done() {
-                        match self
-                            .eventually
-                            .iter_mut()
-                            .find_map(|e| (!(e.check)()).then(|| e.name.clone()))
-                        {
-                            Some(name) => (
-                                Class::Liveness,
-                                Some(name),
-                                "nothing left to run and the property does not hold".into(),
-                            ),
-                            None => (Class::Pass, None, String::new()),
-                        }
-                    } else {
-                        (Class::Deadlock, None, "nothing runnable and nothing scheduled, but the workload is unfinished".into())
-                    };
-                }
+                Next::Fired => None,
+                Next::Poll(task, future, epoch) => self.poll(task, future, epoch, &mut parked),
+                Next::OutOfSteps => Some((
+                    Class::Inconclusive,
+                    None,
+                    format!("step budget of {} events ran out", limits.budget_steps),
+                )),
+                Next::OutOfTime => Some(self.out_of_time()),
+                Next::Idle => Some(self.at_rest()),
+            };
+            if let Some(end) = end {
+                return end;
             }
+        }
+    }
+
+    /// Nothing runnable and nothing scheduled: a pass if the workload finished and every
+    /// `eventually` holds, else a liveness failure or a deadlock.
+    fn at_rest(&mut self) -> Ending {
+        if !clients_done() {
+            return (
+                Class::Deadlock,
+                None,
+                "nothing runnable and nothing scheduled, but the workload is unfinished".into(),
+            );
+        }
+        match self
+            .eventually
+            .iter_mut()
+            .find_map(|e| (!(e.check)()).then(|| e.name.clone()))
+        {
+            Some(name) => (
+                Class::Liveness,
+                Some(name),
+                "nothing left to run and the property does not hold".into(),
+            ),
+            None => (Class::Pass, None, String::new()),
         }
     }
 
