@@ -246,7 +246,7 @@ pub(crate) fn start_run(w: &mut World, faults: LifecycleFaults, targets: Vec<u32
     if profile.max_down == 0 || u64::from(profile.max_down) > n {
         profile.max_down = n as u32;
     }
-    let nodes = w.nodes.list.len();
+    let nodes = w.nodes.len();
     let m = &mut w.nemesis;
     m.profile = profile;
     m.targets = targets;
@@ -302,7 +302,7 @@ pub(crate) fn apply(actions: Vec<Action>) {
             }
             Action::Restart { node, incarnation } => {
                 let due = with(|w| {
-                    let n = &w.nodes.list[node as usize];
+                    let n = w.nodes.node(node);
                     let due = !n.up && n.incarnation == incarnation;
                     if due {
                         w.nemesis.held_down[node as usize] = false;
@@ -316,14 +316,14 @@ pub(crate) fn apply(actions: Vec<Action>) {
             Action::Resume { node, pause } => with(|w| {
                 if w.nemesis.held_pause[node as usize] == Some(pause) {
                     w.nemesis.held_pause[node as usize] = None;
-                    if w.nodes.list[node as usize].paused {
+                    if w.nodes.is_paused(node) {
                         node::resume_node(w, node);
                     }
                 }
             }),
             Action::Kill { node, incarnation } => {
                 let due = with(|w| {
-                    let n = &w.nodes.list[node as usize];
+                    let n = w.nodes.node(node);
                     n.up && n.incarnation == incarnation && n.stopping
                 });
                 if due {
@@ -357,7 +357,7 @@ fn tick(w: &mut World) -> Vec<Act> {
             })
             .collect();
         let is_well = |w: &World, t: u32| {
-            let n = &w.nodes.list[t as usize];
+            let n = w.nodes.node(t);
             n.up && !n.paused && !n.stopping && !taken.contains(&t)
         };
         let targets = w.nemesis.targets.clone();
@@ -422,7 +422,7 @@ fn tick(w: &mut World) -> Vec<Act> {
 /// the incarnation its fall will start).
 fn held_down(w: &mut World, node: u32, after_ms: u64) {
     w.nemesis.held_down[node as usize] = true;
-    let incarnation = w.nodes.list[node as usize].incarnation + 1;
+    let incarnation = w.nodes.incarnation(node) + 1;
     schedule(w, after_ms, Action::Restart { node, incarnation });
 }
 
@@ -444,9 +444,7 @@ pub(crate) fn heal() {
         w.nemesis.drawing = false;
         let mut resumed = 0;
         for node in 0..w.nemesis.held_pause.len() as u32 {
-            if w.nemesis.held_pause[node as usize].take().is_some()
-                && w.nodes.list[node as usize].paused
-            {
+            if w.nemesis.held_pause[node as usize].take().is_some() && w.nodes.is_paused(node) {
                 node::resume_node(w, node);
                 resumed += 1;
             }

@@ -224,11 +224,52 @@ impl NodeState {
 }
 
 /// All nodes of one run.
+///
+/// Owns each node's lifecycle state (up, incarnation, paused, stopping). Only this module
+/// changes it — start, crash, restart, stop, pause and resume go through its functions — and
+/// the rest of the crate reads it through [`Nodes::get`] and the accessors below.
 pub(crate) struct Nodes {
-    pub list: Vec<NodeState>,
+    list: Vec<NodeState>,
 }
 
 impl Nodes {
+    /// The nodes of a scenario, in the order they were added (their ids).
+    pub fn new(list: Vec<NodeState>) -> Nodes {
+        Nodes { list }
+    }
+    /// How many nodes the run has.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    /// A node's state, read-only.
+    #[inline]
+    pub fn get(&self, id: u32) -> Option<&NodeState> {
+        self.list.get(id as usize)
+    }
+    /// A node's state, read-only; the id must exist.
+    #[inline]
+    pub fn node(&self, id: u32) -> &NodeState {
+        &self.list[id as usize]
+    }
+    /// The current incarnation of `id` (0 before its first restart).
+    #[inline]
+    pub fn incarnation(&self, id: u32) -> u32 {
+        self.node(id).incarnation
+    }
+    /// True if `id` is frozen by a pause.
+    #[inline]
+    pub fn is_paused(&self, id: u32) -> bool {
+        self.get(id).is_some_and(|n| n.paused)
+    }
+    /// True if the scenario has a client node.
+    pub fn any_client(&self) -> bool {
+        self.list.iter().any(|n| n.client)
+    }
+    /// The client nodes.
+    pub fn clients(&self) -> impl Iterator<Item = &NodeState> {
+        self.list.iter().filter(|n| n.client)
+    }
     // Inline (also `is_up`): on the per-message path of generic socket code.
     #[inline]
     pub fn name(&self, id: u32) -> &str {

@@ -291,7 +291,7 @@ impl Sim {
             clock: Clock::new(),
             net: Network::new(config.net),
             disks: crate::disk::Disks::new(config.disk.clone()),
-            nodes: Nodes { list: nodes },
+            nodes: Nodes::new(nodes),
             history: History::new(config.recording),
             next_op: 0,
             buggify: Default::default(),
@@ -601,7 +601,7 @@ impl Driver<'_> {
     }
 
     fn out_of_time(&mut self) -> Ending {
-        let has_clients = with(|w| w.nodes.list.iter().any(|n| n.client));
+        let has_clients = with(|w| w.nodes.any_client());
         if has_clients {
             (
                 Class::Inconclusive,
@@ -652,7 +652,7 @@ impl Driver<'_> {
                         format!("task {task}")
                     });
                     // A node asked to stop is down once its main task returns.
-                    let n = &w.nodes.list[node as usize];
+                    let n = w.nodes.node(node);
                     if n.stopping && n.main_task == Some(task) {
                         exits = Some(node);
                     }
@@ -764,8 +764,7 @@ fn apply_due(w: &mut World, what: Due<Packet>) {
                 let task = rt::task_of(&waker, w.epoch).unwrap_or(u32::MAX);
                 let node = w.exec.node_of(task);
                 // Only a recording run reads whether the node is paused (for the detail).
-                let paused = w.history.is_recording()
-                    && w.nodes.list.get(node as usize).is_some_and(|n| n.paused);
+                let paused = w.history.is_recording() && w.nodes.is_paused(node);
                 w.record(
                     Some(node).filter(|&n| n != u32::MAX),
                     EventKind::Timer { timer: slot },
@@ -787,14 +786,10 @@ fn apply_due(w: &mut World, what: Due<Packet>) {
 
 fn clients_done() -> bool {
     with(|w| {
-        w.nodes
-            .list
-            .iter()
-            .filter(|n| n.client)
-            .all(|n| match n.main_task {
-                Some(t) => w.exec.is_gone(t),
-                None => false,
-            })
+        w.nodes.clients().all(|n| match n.main_task {
+            Some(t) => w.exec.is_gone(t),
+            None => false,
+        })
     })
 }
 

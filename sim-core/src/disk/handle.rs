@@ -128,7 +128,7 @@ impl Disk {
             Disk {
                 epoch: w.epoch,
                 node,
-                incarnation: w.nodes.list[node as usize].incarnation,
+                incarnation: w.nodes.incarnation(node),
             }
         })
     }
@@ -137,8 +137,7 @@ impl Disk {
     fn check(&self, w: &World) -> Result<(), DiskError> {
         let live = w.epoch == self.epoch
             && w.nodes
-                .list
-                .get(self.node as usize)
+                .get(self.node)
                 .is_some_and(|n| n.up && n.incarnation == self.incarnation);
         if live {
             Ok(())

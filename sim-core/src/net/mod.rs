@@ -387,7 +387,7 @@ pub(crate) fn stop_drawing_faults(w: &mut World) {
 /// Called once when a run starts, before any setup: sizes the link table and draws the
 /// fault profile (the first draws of a run, so they shape everything after).
 pub(crate) fn start_run(w: &mut World) {
-    let n = w.nodes.list.len();
+    let n = w.nodes.len();
     w.net.n = n;
     w.net.link_slots = vec![0; n * n];
     w.net.links.clear();
@@ -411,7 +411,7 @@ fn node_name(w: &World, id: u32) -> &str {
 /// The incarnation a node is in now (it moves on at every crash).
 #[inline]
 fn incarnation(w: &World, node: u32) -> u32 {
-    w.nodes.list[node as usize].incarnation
+    w.nodes.incarnation(node)
 }
 
 /// True if `node` is up and still in incarnation `inc`.

@@ -295,7 +295,7 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
         p.drift_ppm_max
     );
     p.drift_ppm_max = p.drift_ppm_max.min(999_999);
-    let n = w.nodes.list.len();
+    let n = w.nodes.len();
     w.clocks.profile = p;
     w.clocks.late_timers = p.late_timer_per_mille > 0 && p.late_timer_ms_max > 0;
     if p.offset_ms_max == 0 && p.drift_ppm_max == 0 && (p.jumps_max == 0 || p.jump_ms_max == 0) {
