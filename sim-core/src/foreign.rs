@@ -31,7 +31,7 @@ use crate::world::with;
 pub fn next_instant() -> Option<Instant> {
     with(|w| {
         w.exec.drain_wakes();
-        let now = w.clock.now_ns;
+        let now = w.clock.now_ns();
         if w.exec.others_ready() {
             return Some(Instant::from_nanos(now));
         }

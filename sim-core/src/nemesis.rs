@@ -274,7 +274,7 @@ pub(crate) fn start_run(w: &mut World, faults: LifecycleFaults, targets: Vec<u32
 fn schedule(w: &mut World, after_ms: u64, action: Action) {
     let at = w
         .clock
-        .now_ns
+        .now_ns()
         .saturating_add(after_ms.saturating_mul(1_000_000));
     w.clock.schedule(at, Packet::Lifecycle(Box::new(action)));
 }

@@ -502,7 +502,7 @@ pub(crate) fn request_stop(w: &mut World, id: u32, grace_ns: u64) -> bool {
     for waker in waiters {
         w.wake(waker);
     }
-    let at = w.clock.now_ns.saturating_add(grace_ns);
+    let at = w.clock.now_ns().saturating_add(grace_ns);
     w.clock.schedule(
         at,
         crate::net::Packet::Lifecycle(Box::new(crate::nemesis::Action::Kill {

@@ -135,7 +135,7 @@ pub fn clock_reading_ns(clock: OsClock) -> Option<u64> {
         return None;
     }
     world::try_with_installed(|w| {
-        let now_ns = w.clock.now_ns;
+        let now_ns = w.clock.now_ns();
         match clock {
             OsClock::Monotonic => MONOTONIC_START_NS + now_ns,
             OsClock::Realtime => match w.current_node() {

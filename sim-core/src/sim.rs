@@ -352,7 +352,7 @@ impl Sim {
             invariant,
             message,
             steps: world.history.len(),
-            sim_time_ns: world.clock.now_ns,
+            sim_time_ns: world.clock.now_ns(),
             history_hash: world.history.hash(),
             input_exhausted: world.source.is_exhausted(),
         };
@@ -425,7 +425,7 @@ impl World {
             return Next::OutOfSteps;
         }
         self.exec.drain_wakes();
-        let now = self.clock.now_ns;
+        let now = self.clock.now_ns();
         // Only look closer (skipping cancelled timers) when something may be due now; most
         // moves just poll a ready task.
         let due_now = match self.clock.peek_due() {
@@ -449,7 +449,7 @@ impl World {
             Some(at) if at > limits.budget_time_ns => Next::OutOfTime,
             Some(at) => {
                 debug_assert!(at >= now, "virtual time never goes back");
-                self.clock.now_ns = at;
+                self.clock.advance_to(at);
                 fire_due(self, at, due);
                 Next::Fired
             }
@@ -699,7 +699,7 @@ impl Driver<'_> {
         if self.eventually.is_empty() {
             return Some((Class::Pass, None, String::new()));
         }
-        let now = with(|w| w.clock.now_ns);
+        let now = with(|w| w.clock.now_ns());
         let start = *deadline.get_or_insert_with(|| {
             // The heal phase begins: liveness is judged on a network that stops failing, and
             // the nemesis gives back every node it holds down.

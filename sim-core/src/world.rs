@@ -51,7 +51,7 @@ impl World {
         // The name is only read when recording: skip the lookup otherwise.
         let recording = self.history.is_recording();
         let named = node.map(|id| (id, if recording { self.nodes.name(id) } else { "" }));
-        self.history.push(self.clock.now_ns, named, kind, detail);
+        self.history.push(self.clock.now_ns(), named, kind, detail);
     }
 
     /// Wakes `waker` from inside the world. A waker of this run's own tasks marks its task

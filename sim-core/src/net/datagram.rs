@@ -427,7 +427,7 @@ fn send_detail<M: Message>(
     format!(
         "{} +{}ms{} {payload:?}",
         route_text(w, id, from, to),
-        (at - w.clock.now_ns) / 1_000_000,
+        (at - w.clock.now_ns()) / 1_000_000,
         if reordered { " (reordered)" } else { "" }
     )
 }
@@ -457,7 +457,7 @@ fn send_faulted<M: Message>(
         let extra_ms = w
             .source
             .range_inclusive("net.fault.reorder_ms", 1, p.reorder_ms_max.max(1));
-        w.clock.now_ns + latency + extra_ms * 1_000_000
+        w.clock.now_ns() + latency + extra_ms * 1_000_000
     } else {
         fifo_at(w, a, b, latency)
     };

@@ -453,7 +453,7 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
 /// messages of one link).
 #[inline]
 fn fifo_at(w: &mut World, from: u32, to: u32, latency: u64) -> u64 {
-    let now = w.clock.now_ns;
+    let now = w.clock.now_ns();
     w.net.link(from, to).fifo_at(now, latency)
 }
 

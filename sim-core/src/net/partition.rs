@@ -203,7 +203,7 @@ pub(crate) fn drawn_cut(w: &mut World, links: &[(u32, u32)], ms: u64) {
     };
     w.record(None, EventKind::Fault { digest }, || text);
     cut(w, links, false);
-    let at = w.clock.now_ns + ms * 1_000_000;
+    let at = w.clock.now_ns() + ms * 1_000_000;
     w.clock.schedule(
         at,
         Packet::Control(Box::new(Resolved::HealDrawn(links.to_vec()))),
@@ -220,7 +220,7 @@ pub(crate) fn drawn_clog(w: &mut World, from: u32, to: u32, ms: u64) {
     };
     w.record(None, EventKind::Fault { digest }, || text);
     w.net.link(from, to).clog_drawn += 1;
-    let at = w.clock.now_ns + ms * 1_000_000;
+    let at = w.clock.now_ns() + ms * 1_000_000;
     w.clock.schedule(
         at,
         Packet::Control(Box::new(Resolved::UnclogDrawn(from, to))),
@@ -317,7 +317,7 @@ fn names(v: &[&str]) -> Vec<String> {
 pub fn at(when: Instant, control: Control) -> Result<(), NetError> {
     with(|w| {
         control.validate(w)?;
-        let at = when.as_nanos().max(w.clock.now_ns);
+        let at = when.as_nanos().max(w.clock.now_ns());
         w.clock
             .schedule(at, Packet::Control(Box::new(Resolved::Scripted(control))));
         Ok(())

@@ -184,7 +184,7 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
         }
     }
     let latency = latency_ns(w, from, to);
-    let now = w.clock.now_ns;
+    let now = w.clock.now_ns();
     let conn = &mut w.net.conns[c as usize];
     let d = &mut conn.dirs[dir];
     let at = (now + latency).max(d.last_at_ns + 1);
@@ -275,7 +275,7 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
 /// holds them.
 pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
     let dir = dir as usize;
-    let now = w.clock.now_ns;
+    let now = w.clock.now_ns();
     loop {
         let conn = &w.net.conns[c as usize];
         let Some(front) = conn.dirs[dir].queue.front() else {

@@ -168,7 +168,7 @@ pub(crate) fn duration_ns(d: Duration) -> u64 {
 
 /// The current virtual time. Must be called from within a simulation.
 pub fn now() -> Instant {
-    Instant(with(|w| w.clock.now_ns))
+    Instant(with(|w| w.clock.now_ns()))
 }
 
 /// The current node's wall clock: what this node believes the date and time is.
@@ -199,7 +199,7 @@ pub fn system_now() -> SystemTime {
         let node = w
             .current_node()
             .expect("time::system_now must be called from a task: a wall clock is a node's");
-        let local_ns = w.clocks.read(node, w.clock.now_ns);
+        let local_ns = w.clocks.read(node, w.clock.now_ns());
         w.record(
             Some(node),
             crate::trace::EventKind::ClockRead { local_ns },
@@ -276,8 +276,11 @@ pub(crate) enum Due<P> {
 /// not a message. A timer released before it fires is removed from a small queue at once; a
 /// large queue deletes it lazily (the stale entry no longer matches its timer's key and is
 /// skipped when it reaches the front). Only timer entries are ever dead.
+///
+/// Promises: virtual time never goes back ([`Clock::advance_to`] asserts it), and nothing is
+/// scheduled in the past (`schedule` asserts it).
 pub(crate) struct Clock<P> {
-    pub now_ns: u64,
+    now_ns: u64,
     queue: Queue,
     payloads: Vec<Option<P>>,
     free_payloads: Vec<u32>,
@@ -290,6 +293,19 @@ pub(crate) struct Clock<P> {
 }
 
 impl<P> Clock<P> {
+    /// Virtual time, in nanoseconds since the run started.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Moves virtual time forward to `at_ns` (the next deadline).
+    #[inline]
+    pub fn advance_to(&mut self, at_ns: u64) {
+        debug_assert!(at_ns >= self.now_ns, "virtual time never goes back");
+        self.now_ns = at_ns;
+    }
+
     pub fn new() -> Self {
         Clock {
             now_ns: 0,
@@ -317,6 +333,7 @@ impl<P> Clock<P> {
 
     /// Schedules `what` at `at_ns` (not before now).
     pub fn schedule(&mut self, at_ns: u64, what: P) {
+        debug_assert!(at_ns >= self.now_ns, "nothing is scheduled in the past");
         let slot = match self.free_payloads.pop() {
             Some(slot) => {
                 let entry = &mut self.payloads[slot as usize];
@@ -517,7 +534,7 @@ pub struct Sleep {
 
 /// Completes after `duration` of virtual time. Must be polled within a simulation.
 pub fn sleep(duration: Duration) -> Sleep {
-    let now = with(|w| w.clock.now_ns);
+    let now = with(|w| w.clock.now_ns());
     let deadline_ns = now.saturating_add(duration_ns(duration));
     Sleep {
         deadline_ns,
@@ -548,7 +565,7 @@ impl Future for Sleep {
         let mut due = self.due_ns;
         let key = self.key;
         let (ready, key) = with(|w| {
-            if w.clock.now_ns >= due {
+            if w.clock.now_ns() >= due {
                 if let Some(k) = key {
                     w.clock.release(k);
                 }

@@ -359,7 +359,7 @@ pub(crate) fn jump(w: &mut World, jump: Jump) {
     let Jump { node, delta_ns } = jump;
     let c = &mut w.clocks.nodes[node as usize];
     c.jumped_ns = c.jumped_ns.saturating_add(delta_ns);
-    let reads = w.clocks.read(node, w.clock.now_ns);
+    let reads = w.clocks.read(node, w.clock.now_ns());
     w.record(Some(node), EventKind::ClockJump { delta_ns }, || {
         format!(
             "wall clock jumps {:+}ms, now reads {}",
