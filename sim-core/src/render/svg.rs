@@ -111,10 +111,12 @@ fn row_y(row: usize) -> usize {
 /// The opening tag, the shared markers and styles, the title and what the picture leaves out.
 fn header(s: &mut String, layout: &Layout, event_count: usize, title: &str) {
     let (width, height) = (layout.width, layout.height);
+    // A title is text like any other: `<` or `&` in it must not break the XML.
+    let escaped_title = esc(title);
     let _ = write!(
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="11">
-<title>{title}</title>
+<title>{escaped_title}</title>
 <defs>
 <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#1f4e8c"/></marker>
 <marker id="arrow-lost" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#999"/></marker>
@@ -620,4 +622,17 @@ fn payload(detail: &str) -> &str {
 /// The text after the route in a drop's detail (`#3 a:1 -> b:1: node is down` → the reason).
 fn reason(detail: &str) -> &str {
     detail.rsplit_once(": ").map_or(detail, |(_, r)| r)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_title_element_is_escaped_like_the_heading() {
+        let picture = super::svg(&[], "a < b & c");
+        assert!(
+            picture.contains("<title>a &lt; b &amp; c</title>"),
+            "{picture}"
+        );
+        assert!(!picture.contains("a < b"));
+    }
 }
