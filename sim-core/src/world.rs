@@ -11,6 +11,15 @@
 //! Determinism boundary: code inside a run reaches time, randomness and the network only
 //! through this world. It never reads the wall clock or OS entropy; ordered collections
 //! (`Vec`, `BTreeMap`, `VecDeque`) are used everywhere iteration order can reach a decision.
+//! Code under test that reads the OS directly is the OS hooks' business ([`crate::os`]): they
+//! ask this world for virtual time and input-drawn bytes.
+//!
+//! The parts own their state and keep their promises themselves: the executor its tasks and
+//! ready set ([`crate::rt`]), the nodes their lifecycle ([`crate::node`]), the clock virtual
+//! time and its queue ([`crate::time`]), the network its links and mailboxes ([`crate::net`]),
+//! the disks their files ([`crate::disk`]). The world makes one move at a time (`World::step`
+//! in [`crate::sim`]); the driver around it checks, budgets and ends the run. Their invariants
+//! are `debug_assert!`s: checked in debug and test builds, compiled out of release builds.
 
 use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
