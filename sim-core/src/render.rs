@@ -206,7 +206,8 @@ fn merge(into: &mut Clock, from: &Clock) {
 mod tests {
     use super::*;
 
-    fn ev(index: u64, node: Option<&str>, kind: EventKind, detail: &str) -> Event {
+    /// An event at `index` ms (also used by the filter's tests).
+    pub(super) fn ev(index: u64, node: Option<&str>, kind: EventKind, detail: &str) -> Event {
         Event {
             index,
             time_ns: index * 1_000_000,

@@ -313,17 +313,8 @@ fn causal_past(events: &[Event]) -> Vec<bool> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::ev;
     use super::*;
-
-    fn ev(index: u64, node: Option<&str>, kind: EventKind, detail: &str) -> Event {
-        Event {
-            index,
-            time_ns: index * 1_000_000,
-            node: node.map(str::to_string),
-            kind,
-            detail: detail.to_string(),
-        }
-    }
 
     fn send(index: u64, from: &str, msg: u64, to: u32) -> Event {
         let kind = EventKind::Send {
