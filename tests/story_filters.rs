@@ -1,5 +1,6 @@
-//! Story filters on the command line: each flag narrows the story `sim render` and `sim shrink`
-//! print, and a filter that is ignored fails a test here.
+//! Story and trace filters on the command line: each flag narrows the story `sim render` and
+//! `sim shrink` print, and the trace `sim replay` prints; a filter that is ignored fails a
+//! test here.
 
 use acceptance::{scratch_dir as scratch, sim_cli as sim};
 
@@ -179,4 +180,53 @@ fn shrink_prints_the_filtered_story() {
     let (code, _) = shrink(&["--node", "nobody"]);
     assert_eq!(code, 2, "an unknown node is refused before the shrink");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sim replay` takes the same filters for its trace: every event kind (steps, timers), not
+/// only the story's; the strict check still covers the whole run.
+#[test]
+fn replay_filters_the_trace() {
+    let dir = scratch("trace-filters");
+    let (code, out) = sim(&[
+        "sweep",
+        "--system",
+        "two-pc",
+        "--bug",
+        "first-vote-wins",
+        "--seeds",
+        "0..50",
+        "--until-first",
+        "--failures-dir",
+        s(&dir),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let repro = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".repro.json"))
+        .expect("a repro file");
+    let trace_lines = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.starts_with("    ") && l.trim_start().starts_with(char::is_numeric))
+            .map(str::to_string)
+            .collect()
+    };
+    let (code, whole) = sim(&["replay", s(&repro)]);
+    assert_eq!(code, 1, "{whole}");
+    let all = trace_lines(&whole);
+    let (code, narrowed) = sim(&["replay", s(&repro), "--node", "p1", "--kind", "step"]);
+    assert_eq!(code, 1, "{narrowed}");
+    let kept = trace_lines(&narrowed);
+    assert!(!kept.is_empty() && kept.len() < all.len(), "{narrowed}");
+    for line in &kept {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!((words[2], words[3]), ("p1", "step"), "{line}");
+    }
+    assert_eq!(
+        value(&narrowed, "trace_lines").as_deref(),
+        Some(kept.len().to_string().as_str())
+    );
+    assert_eq!(value(&narrowed, "strict").as_deref(), Some("true"));
+    let (code, err) = sim(&["replay", s(&repro), "--kind", "no-such-kind"]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::files::{self, write_json};
-use super::{Cli, CliError, VariantArgs};
+use super::{Cli, CliError, StoryArgs, VariantArgs};
 use crate::choice::Input;
 use crate::repro::{InputFile, Repro, TraceFile};
 use crate::run_spec::RunSpec;
@@ -29,6 +29,9 @@ pub(super) struct ReplayArgs {
     json: bool,
     #[command(flatten)]
     variant: VariantArgs,
+    /// Print only the trace lines these select (the strict check still covers the whole run).
+    #[command(flatten)]
+    filter: StoryArgs,
 }
 
 /// What a repro file pinned, for the strict check.
@@ -51,7 +54,15 @@ pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Resu
     out.flush()?;
     let report = run.run_traced();
     let outcome = &report.outcome;
-    write!(out, "{}", render_lines(report.history.events()))?;
+    let events = report.history.events();
+    let filter = args.filter.filter();
+    if filter.keeps_all() {
+        write!(out, "{}", render_lines(events))?;
+    } else {
+        let kept: Vec<_> = filter.trace_events(events)?.into_iter().cloned().collect();
+        write!(out, "{}", render_lines(&kept))?;
+        writeln!(out, "trace_lines={} of={}", kept.len(), events.len())?;
+    }
     if outcome.class.is_failure() {
         writeln!(out, "message={:?}", outcome.message)?;
     }

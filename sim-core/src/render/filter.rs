@@ -155,7 +155,24 @@ impl StoryFilter {
 
     /// The story lines of `events` the filter keeps, in order.
     pub fn events<'a>(&self, events: &'a [Event]) -> Result<Vec<&'a Event>, StoryFilterError> {
-        self.check(events)?;
+        self.lines(events, true)
+    }
+
+    /// The trace lines of `events` the filter keeps, in order: every event, not only the
+    /// story's (steps, timers, spawns too), so a kind may also name any kind the trace has.
+    pub fn trace_events<'a>(
+        &self,
+        events: &'a [Event],
+    ) -> Result<Vec<&'a Event>, StoryFilterError> {
+        self.lines(events, false)
+    }
+
+    fn lines<'a>(
+        &self,
+        events: &'a [Event],
+        story_only: bool,
+    ) -> Result<Vec<&'a Event>, StoryFilterError> {
+        self.check(events, story_only)?;
         let by_node = (!self.nodes.is_empty()).then(|| messages(events));
         let past = self.causal.then(|| causal_past(events));
         let from_ns = self.from_ms.map_or(0, |ms| ms.saturating_mul(1_000_000));
@@ -163,7 +180,7 @@ impl StoryFilter {
             .to_ms
             .map_or(u64::MAX, |ms| ms.saturating_mul(1_000_000));
         let kept = events.iter().enumerate().filter(|(at, e)| {
-            is_story_line(e)
+            (!story_only || is_story_line(e))
                 && (from_ns..to_ns).contains(&e.time_ns)
                 && (self.kinds.is_empty()
                     || self
@@ -186,7 +203,7 @@ impl StoryFilter {
     }
 
     /// Every node, kind and window the filter names exists in `events`.
-    fn check(&self, events: &[Event]) -> Result<(), StoryFilterError> {
+    fn check(&self, events: &[Event], story_only: bool) -> Result<(), StoryFilterError> {
         let nodes = lanes(events);
         if let Some(name) = self.nodes.iter().find(|n| !nodes.contains(n)) {
             return Err(StoryFilterError::UnknownNode {
@@ -194,7 +211,10 @@ impl StoryFilter {
                 known: nodes.join(", "),
             });
         }
-        let known_kind = |k: &String| STORY_KINDS.iter().any(|s| s.eq_ignore_ascii_case(k));
+        let known_kind = |k: &String| {
+            STORY_KINDS.iter().any(|s| s.eq_ignore_ascii_case(k))
+                || (!story_only && events.iter().any(|e| e.kind.name().eq_ignore_ascii_case(k)))
+        };
         if let Some(name) = self.kinds.iter().find(|k| !known_kind(k)) {
             return Err(StoryFilterError::UnknownKind {
                 name: name.clone(),
