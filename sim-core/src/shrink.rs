@@ -426,6 +426,7 @@ impl Search<'_, '_> {
                 self.zero_blocks(k);
             }
             self.lower_values();
+            self.zero_and_drop_dependents();
             self.sort_ops();
             if self.best.bytes == before || self.exhausted() {
                 return;
@@ -482,6 +483,31 @@ impl Search<'_, '_> {
             .for_each(zero);
         self.attempt(&zeroed);
         false
+    }
+
+    /// Zeroes a draw together with the one or two draws right after it. A choice that turns
+    /// something on often draws its details next (a quiet period, then its length): zeroed
+    /// alone it leaves those details to be read as the next decisions, shifting everything
+    /// after; deleted with them, the rest of the run stays where it was.
+    fn zero_and_drop_dependents(&mut self) {
+        let mut i = 0;
+        while i + 1 < self.best.draws.len() && !self.exhausted() {
+            if !is_zero(&self.best.draws[i]) {
+                for dependents in 1..=2 {
+                    let end = i + 1 + dependents;
+                    if end > self.best.draws.len() {
+                        break;
+                    }
+                    let mut candidate = self.best.draws[..=i].to_vec();
+                    zero(&mut candidate[i]);
+                    candidate.extend_from_slice(&self.best.draws[end..]);
+                    if self.attempt(&candidate) {
+                        break;
+                    }
+                }
+            }
+            i += 1;
+        }
     }
 
     fn cut_tail(&mut self) {
