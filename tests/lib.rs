@@ -20,6 +20,15 @@ pub fn sim_cli(args: &[&str]) -> (i32, String) {
     (code, String::from_utf8(out).expect("utf-8 output"))
 }
 
+/// The value of `key=` on the last line of `text` that has it (the command line's output is
+/// `key=value` lines; the summary comes last).
+pub fn key_value(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .flat_map(|l| l.split_whitespace())
+        .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_string))
+}
+
 /// An empty scratch directory for one test, unique to this process.
 pub fn scratch_dir(test: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("sim-test-{}-{test}", std::process::id()));

@@ -6,15 +6,7 @@ use sim_core::choice::Input;
 use sim_core::repro::{Repro, TraceFile};
 use sim_core::trace::EventKind;
 
-use acceptance::{scratch_dir as scratch, sim_cli as sim};
-
-/// The value of `key` on the last line that has it.
-fn value(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .flat_map(|l| l.split_whitespace())
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_string))
-}
+use acceptance::{key_value as value, scratch_dir as scratch, sim_cli as sim};
 
 /// The first seed whose run of the planted bug fails: found, not pinned, so the tests follow
 /// changes to the workload's draws.

@@ -2,16 +2,10 @@
 //! `sim shrink` print, and the trace `sim replay` prints; a filter that is ignored fails a
 //! test here.
 
-use acceptance::{scratch_dir as scratch, sim_cli as sim};
+use acceptance::{key_value as value, scratch_dir as scratch, sim_cli as sim};
 
 fn s(p: &std::path::Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn value(out: &str, key: &str) -> Option<String> {
-    out.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
-        .map(str::to_string)
 }
 
 /// A story line as printed: `  | index time node kind detail`.

@@ -65,18 +65,19 @@ impl rand_core::RngCore for SimRng {
     }
 }
 
+/// The same draws through rand 0.8's trait.
 impl rand_core_06::RngCore for SimRng {
     fn next_u32(&mut self) -> u32 {
-        self.next() as u32
+        rand_core::RngCore::next_u32(self)
     }
     fn next_u64(&mut self) -> u64 {
-        self.next()
+        rand_core::RngCore::next_u64(self)
     }
     fn fill_bytes(&mut self, dst: &mut [u8]) {
-        Self::fill(dst)
+        rand_core::RngCore::fill_bytes(self, dst)
     }
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core_06::Error> {
-        Self::fill(dst);
+        rand_core::RngCore::fill_bytes(self, dst);
         Ok(())
     }
 }
