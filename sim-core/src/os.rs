@@ -18,6 +18,8 @@
 //! | entropy (`getrandom`, `getentropy`) | bytes drawn from the run's input (label `os.entropy`) | the OS |
 //! | `HashMap`'s `RandomState` keys | fixed for the run when it runs [`isolated`] (see below) | the OS |
 //! | `pthread_create` (threads, `spawn_blocking`), `socket` (real network) | refused (`EPERM` / `EACCES`); the run fails as escaped | the OS |
+//! | `epoll_wait` of a runtime declared with [`set_idle_waiter`] (a tokio node's) | returns at once; the timeout goes to the runtime's driver | the OS |
+//! | `write` to an event fd claimed by [`claim_wakeup_fds`] | skipped | the OS |
 //!
 //! Not covered, and so still able to leak nondeterminism into a run: raw system calls (the
 //! `getrandom` crate 0.2, which `rand` 0.8's `OsRng` and `thread_rng` use, calls
@@ -189,6 +191,117 @@ pub(crate) fn reset_escape() {
 /// The first call refused during the run that just ended, if any.
 pub(crate) fn take_escape() -> Option<&'static str> {
     ESCAPE.with(Cell::take)
+}
+
+/// Where an absorbed idle wait goes: the waker to call, and the timeout it carried.
+struct IdleWaiter {
+    waker: std::task::Waker,
+    timeout_ms: Option<i32>,
+}
+
+thread_local! {
+    /// Set while a runtime that waits on an OS poller runs inside the run on this thread.
+    static IDLE_WAITER: std::cell::RefCell<Option<IdleWaiter>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Declares that an async runtime is about to run on this thread inside the run, and that its
+/// idle waits on the OS poller (`epoll_wait`, the wait of tokio's I/O driver) are to be
+/// absorbed: while `waker` is set, such a wait returns at once with no events, its timeout is
+/// kept for [`take_idle_timeout`], and `waker` is woken so the runtime's caller regains
+/// control. `None` ends the declaration.
+///
+/// This is how a tokio node learns when its runtime next has work of its own (the earliest
+/// timer) without tokio exposing it: nothing real can arrive inside a simulation, so the
+/// runtime only ever waits for its timers, and the timeout it asks the OS for is the
+/// distance to the earliest one, in whole milliseconds (tokio's timer resolution).
+pub fn set_idle_waiter(waker: Option<std::task::Waker>) {
+    IDLE_WAITER.with(|w| {
+        *w.borrow_mut() = waker.map(|waker| IdleWaiter {
+            waker,
+            timeout_ms: None,
+        })
+    });
+}
+
+/// The timeout of the last idle wait absorbed since the previous call (`-1`: no timeout, the
+/// runtime has no timer), if one was.
+pub fn take_idle_timeout() -> Option<i32> {
+    IDLE_WAITER.with(|w| w.borrow_mut().as_mut().and_then(|w| w.timeout_ms.take()))
+}
+
+/// A hook's verdict on a wait on the OS poller with `timeout_ms` (`-1`: forever): true when
+/// the wait is absorbed (the hook returns at once, reporting no events). Absorbed only while
+/// a runtime has declared itself with [`set_idle_waiter`]; a zero timeout (a poll that does
+/// not wait) is absorbed without waking anyone.
+pub fn absorb_idle_wait(timeout_ms: i32) -> bool {
+    if !hooks_on() {
+        return false;
+    }
+    IDLE_WAITER.with(|w| {
+        let Ok(mut slot) = w.try_borrow_mut() else {
+            return false;
+        };
+        let Some(waiter) = slot.as_mut() else {
+            return false;
+        };
+        if timeout_ms != 0 {
+            waiter.timeout_ms = Some(timeout_ms);
+            waiter.waker.wake_by_ref();
+        }
+        true
+    })
+}
+
+thread_local! {
+    /// Set while [`claim_wakeup_fds`] builds a runtime.
+    static CLAIMING: Cell<bool> = const { Cell::new(false) };
+    /// The event fds that runtimes built by [`claim_wakeup_fds`] wake themselves with.
+    static CLAIMED_FDS: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `build`, which builds an async runtime whose idle waits are absorbed (see
+/// [`set_idle_waiter`]), and claims the event fds it opens (tokio's I/O driver wakes itself
+/// by writing to one): a later write to a claimed fd is skipped by the hooks. Such a runtime
+/// never blocks in the OS, so nobody waits for its wake-up signal, and skipping the write
+/// spares a system call on every wake (most of a tokio node's cost per step otherwise).
+pub fn claim_wakeup_fds<R>(build: impl FnOnce() -> R) -> R {
+    struct Unclaim;
+    impl Drop for Unclaim {
+        fn drop(&mut self) {
+            CLAIMING.with(|c| c.set(false));
+        }
+    }
+    CLAIMING.with(|c| c.set(true));
+    let _unclaim = Unclaim;
+    build()
+}
+
+/// For the hooks: an event fd was opened; claimed if [`claim_wakeup_fds`] is building.
+pub fn note_event_fd(fd: i32) {
+    if CLAIMING.try_with(Cell::get).unwrap_or(false) {
+        let _ = CLAIMED_FDS.try_with(|fds| {
+            if let Ok(mut fds) = fds.try_borrow_mut() {
+                fds.push(fd);
+            }
+        });
+    }
+}
+
+/// For the hooks: true when a write to `fd` is to be skipped (a claimed wake-up fd).
+pub fn skips_write(fd: i32) -> bool {
+    CLAIMED_FDS
+        .try_with(|fds| fds.try_borrow().is_ok_and(|fds| fds.contains(&fd)))
+        .unwrap_or(false)
+}
+
+/// For the hooks: `fd` is being closed, and is claimed no more.
+pub fn note_close(fd: i32) {
+    let _ = CLAIMED_FDS.try_with(|fds| {
+        if let Ok(mut fds) = fds.try_borrow_mut() {
+            fds.retain(|&claimed| claimed != fd);
+        }
+    });
 }
 
 /// True when this binary links OS hooks that consult this module (the `sim-os` crate).

@@ -12,6 +12,8 @@
 //! | `clock_gettime` (monotonic and boot clocks) | virtual time, from a simulated uptime of one day |
 //! | `clock_gettime` (realtime and TAI clocks), `gettimeofday`, `time` | the current node's wall clock, with its clock faults |
 //! | `getrandom`, `getentropy` | bytes drawn from the run's input |
+//! | `epoll_wait` | while a tokio node's runtime runs (sim-tokio): returns at once, and its timeout (the distance to tokio's next timer) goes to the node's driver |
+//! | `eventfd`, `write`, `close` | passed through, except that a write to the event fd a tokio node's runtime wakes itself with is skipped (that runtime never blocks in the OS) |
 //! | `pthread_create`, `socket` (feature `escapes`, on by default) | refused (`EPERM`, `EACCES`); the run fails, naming the call |
 //!
 //! Everything else — CPU-time clocks, raw system calls (the `getrandom` crate 0.2 behind `rand`

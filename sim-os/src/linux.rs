@@ -43,6 +43,10 @@ static REAL_GETTIMEOFDAY: Real = Real::new(c"gettimeofday");
 static REAL_TIME: Real = Real::new(c"time");
 static REAL_GETRANDOM: Real = Real::new(c"getrandom");
 static REAL_GETENTROPY: Real = Real::new(c"getentropy");
+static REAL_EPOLL_WAIT: Real = Real::new(c"epoll_wait");
+static REAL_EVENTFD: Real = Real::new(c"eventfd");
+static REAL_WRITE: Real = Real::new(c"write");
+static REAL_CLOSE: Real = Real::new(c"close");
 #[cfg(feature = "escapes")]
 static REAL_PTHREAD_CREATE: Real = Real::new(c"pthread_create");
 #[cfg(feature = "escapes")]
@@ -225,6 +229,97 @@ pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: size_t) -> c_int {
     unsafe {
         let real: unsafe extern "C" fn(*mut c_void, size_t) -> c_int = std::mem::transmute(real);
         real(buf, len)
+    }
+}
+
+/// `epoll_wait(2)`: inside a run, the idle wait of a tokio node's I/O driver returns at once
+/// and hands its timeout (the distance to the runtime's next timer) to the node's driver.
+///
+/// # Safety
+/// `events` must be valid for writing `max_events` entries, as for the C library's function.
+#[no_mangle]
+pub unsafe extern "C" fn epoll_wait(
+    epfd: c_int,
+    events: *mut libc::epoll_event,
+    max_events: c_int,
+    timeout_ms: c_int,
+) -> c_int {
+    if os::absorb_idle_wait(timeout_ms) {
+        return 0;
+    }
+    let real = REAL_EPOLL_WAIT.get();
+    if real.is_null() {
+        set_errno(libc::ENOSYS);
+        return -1;
+    }
+    // SAFETY: `real` is the C library's `epoll_wait`, which has this signature; the arguments
+    // are passed through unchanged under the caller's contract.
+    unsafe {
+        let real: unsafe extern "C" fn(c_int, *mut libc::epoll_event, c_int, c_int) -> c_int =
+            std::mem::transmute(real);
+        real(epfd, events, max_events, timeout_ms)
+    }
+}
+
+/// `eventfd(2)`: passed through; an fd opened while a tokio node's runtime is built is that
+/// runtime's wake-up signal, and is claimed (see `sim_core::os::claim_wakeup_fds`).
+#[no_mangle]
+pub extern "C" fn eventfd(initval: c_uint, flags: c_int) -> c_int {
+    let real = REAL_EVENTFD.get();
+    if real.is_null() {
+        set_errno(libc::ENOSYS);
+        return -1;
+    }
+    // SAFETY: `real` is the C library's `eventfd`, which has this signature and takes no
+    // pointers.
+    let fd = unsafe {
+        let real: unsafe extern "C" fn(c_uint, c_int) -> c_int = std::mem::transmute(real);
+        real(initval, flags)
+    };
+    if fd >= 0 {
+        os::note_event_fd(fd);
+    }
+    fd
+}
+
+/// `write(2)`: a write to a claimed wake-up fd is skipped (its runtime never blocks in the
+/// OS); every other write passes through.
+///
+/// # Safety
+/// `buf` must be valid for reading `count` bytes, as for the C library's function.
+#[no_mangle]
+pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t {
+    if os::skips_write(fd) {
+        return count as ssize_t;
+    }
+    let real = REAL_WRITE.get();
+    if real.is_null() {
+        // SAFETY: the system call reads at most `count` bytes from `buf`, valid by contract.
+        return unsafe { libc::syscall(libc::SYS_write, fd, buf, count) as ssize_t };
+    }
+    // SAFETY: `real` is the C library's `write`, which has this signature; the arguments are
+    // passed through unchanged under the caller's contract.
+    unsafe {
+        let real: unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t =
+            std::mem::transmute(real);
+        real(fd, buf, count)
+    }
+}
+
+/// `close(2)`: passed through, after forgetting a claimed wake-up fd.
+#[no_mangle]
+pub extern "C" fn close(fd: c_int) -> c_int {
+    os::note_close(fd);
+    let real = REAL_CLOSE.get();
+    if real.is_null() {
+        // SAFETY: closing a descriptor number has no memory effects.
+        return unsafe { libc::syscall(libc::SYS_close, fd) as c_int };
+    }
+    // SAFETY: `real` is the C library's `close`, which has this signature and takes no
+    // pointers.
+    unsafe {
+        let real: unsafe extern "C" fn(c_int) -> c_int = std::mem::transmute(real);
+        real(fd)
     }
 }
 
