@@ -4,13 +4,16 @@
 //! `cargo bench -p sim-tokio --bench crash_restart` runs 100,000 runs (each: a server whose
 //! main task selects over a channel fed by a spawned ticker, a socket and a sleep, crashed
 //! and restarted twice by a client) and prints the resident set every 10,000 runs, and the
-//! live-task count after each run (must be 0). `cargo test --benches` runs 2,000.
+//! live-task count after each run (must be 0), and the open file descriptors at the start and
+//! the end (must be equal: each runtime opens an epoll instance and an event fd).
+//! `cargo test --benches` runs 2,000. The OS hooks are linked, so the runtimes are clocked.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sim_core::sim::{Config, Sim};
+use sim_os as _;
 use sim_tokio::net::UdpSocket;
 use sim_tokio::TokioSim;
 
@@ -80,7 +83,12 @@ fn rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
 fn main() {
+    let fds_first = open_fds();
     let quick = !std::env::args().any(|a| a == "--bench");
     let runs: u64 = if quick { 2_000 } else { 100_000 };
     let every = runs / 10;
@@ -99,8 +107,11 @@ fn main() {
     }
     let first = samples[0];
     let last = *samples.last().unwrap();
+    let fds_last = open_fds();
+    assert_eq!(fds_first, fds_last, "file descriptors leaked");
     println!(
-        "runs={runs} live_tasks_after_every_run=0 rss_kib_first={first} rss_kib_last={last} us_per_run={:.1}",
+        "runs={runs} live_tasks_after_every_run=0 rss_kib_first={first} rss_kib_last={last} \
+         open_fds_first={fds_first} open_fds_last={fds_last} us_per_run={:.1}",
         started.elapsed().as_secs_f64() * 1e6 / runs as f64
     );
 }

@@ -1,7 +1,8 @@
 //! # sim-tokio: ordinary tokio code as sim-core nodes
 //!
-//! A tokio node runs its main future on its own current-thread tokio runtime with time
-//! paused, driven by sim-core's virtual time: no fixed tick, no real time. Tokio's timers
+//! A tokio node runs its main future on its own current-thread tokio runtime, driven by
+//! sim-core's virtual time: no fixed tick, no real time, a step only when the node has work
+//! (see [`mod@runtime`] for how, with and without the OS hooks). Tokio's timers
 //! (`sleep`, `timeout`, `interval`), `spawn`, `spawn_local`, `JoinSet`, `select!` and
 //! `tokio::sync` work unmodified inside it; only the network types are switched, to
 //! [`net::UdpSocket`], [`net::TcpListener`] and [`net::TcpStream`] (tokio's signatures and
@@ -17,13 +18,14 @@
 //! Reads of the OS that tokio code makes directly — `std::time::{Instant, SystemTime}::now`,
 //! OS entropy — answer from the simulation when the binary links the OS hooks (`sim-os`, see
 //! `sim_core::os`), and reach the OS otherwise, making the node no longer a pure function of
-//! the input. `tokio::net`'s real sockets fail loudly inside a node (its runtime has no I/O
-//! driver: tokio panics with "IO is disabled"); `spawn_blocking` and OS threads are refused by
-//! the hooks (the run fails naming `pthread_create`) and escape the simulation without them.
+//! the input. `tokio::net`'s real sockets, `spawn_blocking` and OS threads are refused by the
+//! hooks' `escapes` feature (the run fails naming `socket` or `pthread_create`); without that
+//! feature they escape the simulation, and without the hooks at all a real socket fails
+//! loudly (the runtime then has no I/O driver: tokio panics with "IO is disabled").
 //!
 //! | module | role |
 //! |---|---|
-//! | [`mod@runtime`] | one paused runtime per node incarnation, advanced by fences to the next instant anything can happen |
+//! | [`mod@runtime`] | one runtime per node incarnation, stepped at the instants its timers name (or, without the OS hooks, paused and advanced by fences) |
 //! | [`net`] | `UdpSocket`, `TcpListener`, `TcpStream` with tokio's signatures, name resolution by node name |
 //!
 //! Determinism of what tokio hides: the order `select!` polls its branches (without
@@ -64,7 +66,7 @@ pub mod runtime;
 
 /// Adds tokio nodes to a [`Sim`]: the counterparts of [`Sim::node`] and [`Sim::client`].
 pub trait TokioSim {
-    /// Adds a node whose main future runs on its own paused tokio runtime; `factory` builds
+    /// Adds a node whose main future runs on its own tokio runtime; `factory` builds
     /// it at every start. A crash drops the runtime and all its tasks; a restart builds a
     /// fresh one.
     fn tokio_node<F, Fut>(&mut self, name: &str, factory: F) -> NodeId

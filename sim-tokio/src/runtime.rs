@@ -1,24 +1,37 @@
-//! The node runtime: one paused current-thread tokio runtime per tokio node incarnation,
-//! driven by sim-core's virtual time.
+//! The node runtime: one current-thread tokio runtime per tokio node incarnation, driven by
+//! sim-core's virtual time.
 //!
 //! Owns: the runtime, its `LocalSet`, the node's main task, and the one sim-core timer that
 //! wakes the node at the next instant its runtime can act.
 //!
-//! Promises:
-//! * Tokio's clock never runs ahead of the world. Each poll of the node runs tokio at the
+//! Tokio does not say when its next timer is due, and a node must not be woken later than
+//! that, nor let its clock pass an instant at which another node could still reach it. Two
+//! ways to keep time, chosen per incarnation:
+//!
+//! * **Clocked** (the OS hooks of `sim-os` are linked, as in every simulation binary of this
+//!   workspace). Tokio's clock runs unpaused and reads `Instant::now`, which the hooks answer
+//!   with virtual time: tokio's time *is* the world's, so it can never run ahead. A step runs
+//!   tokio at the current instant until it has nothing left to run; tokio then waits on its
+//!   I/O driver with a timeout that is the distance to its earliest timer, and the hooks'
+//!   `epoll_wait` hands that timeout over instead of waiting (`sim_core::os::set_idle_waiter`).
+//!   The node arms a sim-core timer there: one step per instant the node has work, and none
+//!   in between. The runtime never blocks in the OS, so the event fd it wakes itself with is
+//!   claimed and writes to it are skipped (`sim_core::os::claim_wakeup_fds`).
+//! * **Fenced** (no hooks). Tokio's clock is paused. Each poll of the node runs tokio at the
 //!   current virtual instant until it is quiet, then lets tokio auto-advance at most to the
 //!   next instant anything else can happen ([`sim_core::foreign::next_instant`], the fence).
 //!   The first auto-advance stops the runtime *before* any task runs at the new instant (a
-//!   hook on tokio's unpark sees the clock moved), and the node arms a sim-core timer there:
-//!   tokio's next timer becomes an ordinary event of the run, so ties with other nodes are
-//!   drawn like any other.
-//! * A send (anything other nodes can see) stops the runtime at once; the node continues at
+//!   hook on tokio's unpark sees the clock moved), and the node arms a sim-core timer there.
+//!   A send (anything other nodes can see) stops the runtime at once; the node continues at
 //!   the same instant after the scheduler has drawn who goes next, so a zero-latency reply is
-//!   interleaved, never seen before its request.
-//! * Tokio's clock counts whole milliseconds from the incarnation's start (tokio's timer
-//!   wheel has 1 ms ticks): inside the node, `tokio::time::Instant::now()` reads the virtual
-//!   time since start, rounded down to the millisecond.
-//! * A crash drops the runtime with every task in it; a restart builds a fresh one.
+//!   interleaved, never seen before its request. Two idle fenced nodes fence each other a
+//!   millisecond at a time: on the comparison workload of `benches/compare` about 15 times
+//!   the steps of a clocked run.
+//!
+//! Either way, tokio's next timer becomes an ordinary event of the run, so ties with other
+//! nodes are drawn like any other; tokio's timer wheel counts whole milliseconds from the
+//! incarnation's start; a crash drops the runtime with every task in it (and, clocked, its
+//! epoll instance and event fd), and a restart builds a fresh one.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -50,6 +63,8 @@ pub mod knobs {
         pub static STOP_ON_SEND: Cell<bool> = const { Cell::new(true) };
         /// When false, tokio's internal RNG is not seeded from the run's input.
         pub static SEED_TOKIO_RNG: Cell<bool> = const { Cell::new(true) };
+        /// When false, nodes keep time with fences even when the OS hooks are linked.
+        pub static CLOCKED: Cell<bool> = const { Cell::new(true) };
     }
 }
 
@@ -64,6 +79,8 @@ thread_local! {
     static STEPS: Cell<u64> = const { Cell::new(0) };
     /// While a node's runtime runs: the waker of its `block_on` future, and of its sim task.
     static DRIVING: RefCell<Option<(Waker, Waker)>> = const { RefCell::new(None) };
+    /// True while a fenced runtime runs: only there does a send stop the runtime.
+    static FENCED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// How many runtime steps (one entry into a node's tokio runtime, running it at one instant
@@ -75,7 +92,7 @@ pub fn steps_taken() -> u64 {
 
 /// Called by the network types just after a send: stops the runtime so the world moves.
 pub(crate) fn note_visible() {
-    if !knobs::STOP_ON_SEND.with(Cell::get) {
+    if !knobs::STOP_ON_SEND.with(Cell::get) || !FENCED.with(Cell::get) {
         return;
     }
     SENT.with(|s| s.set(true));
@@ -124,28 +141,67 @@ impl Wake for Flag {
         self.woken.store(true, Ordering::SeqCst);
         self.inner.wake_by_ref();
         // A wake from outside the runtime (say, a delivery to a local task) must reach the
-        // node's sim task, which is what the world polls.
-        self.node.wake_by_ref();
+        // node's sim task, which is what the world polls. A wake from inside the node's own
+        // step needs nothing more: the step runs the task before it ends.
+        let inside = DRIVING.with(|d| {
+            d.borrow()
+                .as_ref()
+                .is_some_and(|(_, node)| node.will_wake(&self.node))
+        });
+        if !inside {
+            self.node.wake_by_ref();
+        }
     }
 }
 
-/// Builds a node's runtime: current-thread, time only (no I/O driver: a real socket fails
-/// loudly), clock paused, internal RNG seeded from the run's input.
-fn build_runtime(seed: u64) -> Runtime {
+/// How a node's runtime keeps time: chosen once per incarnation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The OS hooks are linked: tokio's clock runs unpaused and reads the OS clock, which the
+    /// hooks answer with virtual time, so tokio's time *is* the world's and can never run
+    /// ahead. The runtime has an I/O driver only so that its idle wait reaches `epoll_wait`,
+    /// whose hook hands over the timeout: the distance to tokio's earliest timer.
+    Clocked,
+    /// No hooks: tokio's clock is paused and auto-advances, fenced by the next instant
+    /// anything else can happen (see the module docs).
+    Fenced,
+}
+
+impl Mode {
+    fn for_this_run() -> Mode {
+        let hooked = sim_core::os::hooks_linked()
+            && sim_core::os::clock_reading_ns(sim_core::os::OsClock::Monotonic).is_some();
+        if hooked && knobs::CLOCKED.with(Cell::get) {
+            Mode::Clocked
+        } else {
+            Mode::Fenced
+        }
+    }
+}
+
+/// Builds a node's runtime: current-thread, internal RNG seeded from the run's input; paused
+/// with only a timer driver when fenced (a real socket then fails loudly: no I/O driver),
+/// unpaused with timer and I/O drivers when clocked.
+fn build_runtime(seed: u64, mode: Mode) -> Runtime {
     let mut builder = tokio::runtime::Builder::new_current_thread();
-    builder
-        .enable_time()
-        .start_paused(true)
-        .on_thread_unpark(on_unpark);
+    builder.enable_time();
+    match mode {
+        Mode::Clocked => {
+            builder.enable_io();
+        }
+        Mode::Fenced => {
+            builder.start_paused(true).on_thread_unpark(on_unpark);
+        }
+    }
     #[cfg(tokio_unstable)]
     if knobs::SEED_TOKIO_RNG.with(Cell::get) {
         builder.rng_seed(tokio::runtime::RngSeed::from_bytes(&seed.to_le_bytes()));
     }
     #[cfg(not(tokio_unstable))]
     let _ = seed;
-    builder
-        .build()
-        .expect("a current-thread runtime with only a timer driver builds")
+    // A clocked runtime never blocks in the OS (its idle waits are absorbed): its wake-up
+    // signal is claimed, so waking it costs no system call.
+    sim_core::os::claim_wakeup_fds(|| builder.build()).expect("a current-thread runtime builds")
 }
 
 /// How one step of the runtime ended.
@@ -158,6 +214,9 @@ enum Step {
     Advanced(u64),
     /// Quiet, and the world acts again within this millisecond: wait for the next one.
     Blocked,
+    /// Clocked: nothing left to run now; tokio's earliest timer is this many ms away (`-1`:
+    /// it has none).
+    Idle(i32),
 }
 
 /// One incarnation of a tokio node. Field order is drop order: the main task's handle, the
@@ -166,6 +225,7 @@ struct Driver {
     main: JoinHandle<()>,
     local: LocalSet,
     runtime: Option<Runtime>,
+    mode: Mode,
     base: tokio::time::Instant,
     start_ns: u64,
     /// Tokio's clock, in ms after start.
@@ -194,7 +254,8 @@ fn ms_since(start_ns: u64, at: SimInstant) -> u64 {
 impl Driver {
     fn new<Fut: Future<Output = ()> + 'static>(ctx: &NodeCtx, main: Fut) -> Driver {
         let seed = ctx.rng().next_u64();
-        let runtime = build_runtime(seed);
+        let mode = Mode::for_this_run();
+        let runtime = build_runtime(seed, mode);
         let base = runtime.block_on(async { tokio::time::Instant::now() });
         let local = LocalSet::new();
         let main = local.spawn_local(main);
@@ -202,6 +263,7 @@ impl Driver {
             main,
             local,
             runtime: Some(runtime),
+            mode,
             base,
             start_ns: sim_core::time::now().as_nanos(),
             clock_ms: 0,
@@ -210,6 +272,9 @@ impl Driver {
     }
 
     fn poll_node(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.mode == Mode::Clocked {
+            return self.poll_clocked(cx);
+        }
         let now_ms = ms_since(self.start_ns, sim_core::time::now());
         if now_ms < self.clock_ms {
             // Woken early (a wake inside the runtime reaches the node too): tokio's clock is
@@ -235,7 +300,57 @@ impl Driver {
             }
             // The earliest tokio can act on its own is the next millisecond.
             Step::Blocked => self.arm(cx, now_ms + 1),
+            Step::Idle(_) => unreachable!("only a clocked runtime idles"),
         }
+    }
+
+    /// Clocked: runs tokio at the current instant until it has nothing left to run, then
+    /// sleeps on sim-core until tokio's earliest timer (a wake from outside, a delivery, may
+    /// come first).
+    fn poll_clocked(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.wake = None;
+        match self.step_clocked(cx.waker().clone()) {
+            Step::Done(None) => Poll::Ready(()),
+            Step::Done(Some(panic)) => resume_unwind(panic),
+            Step::Idle(-1) => Poll::Pending,
+            Step::Idle(timeout_ms) => {
+                // Tokio counts whole milliseconds from its start, and its idle wait is the
+                // distance from the current millisecond to the timer's.
+                let now_ms = ms_since(self.start_ns, sim_core::time::now());
+                self.arm(cx, now_ms + u64::from(timeout_ms.unsigned_abs()))
+            }
+            Step::Sent | Step::Advanced(_) | Step::Blocked => {
+                unreachable!("a clocked runtime only ends a step done or idle")
+            }
+        }
+    }
+
+    /// One clocked step: see [`Mode::Clocked`].
+    fn step_clocked(&mut self, node: Waker) -> Step {
+        let runtime = self.runtime.as_ref().expect("runtime lives until drop");
+        let (local, main) = (&mut self.local, &mut self.main);
+        STEPS.with(|s| s.set(s.get() + 1));
+        // The flag of the previous poll of the node's local tasks: woken means they have work.
+        let mut last: Option<Arc<Flag>> = None;
+        let result = runtime.block_on(std::future::poll_fn(|cx| {
+            let idle = sim_core::os::take_idle_timeout();
+            let Some(last_flag) = last.as_ref() else {
+                DRIVING.with(|d| *d.borrow_mut() = Some((cx.waker().clone(), node.clone())));
+                sim_core::os::set_idle_waiter(Some(cx.waker().clone()));
+                return poll_local(local, main, &mut last, cx, &node);
+            };
+            match idle {
+                // The runtime waited with nothing to run, and the local tasks had no work
+                // since their last poll: the node is idle until its timer.
+                Some(timeout_ms) if !last_flag.woken.load(Ordering::SeqCst) => {
+                    Poll::Ready(Step::Idle(timeout_ms))
+                }
+                _ => poll_local(local, main, &mut last, cx, &node),
+            }
+        }));
+        sim_core::os::set_idle_waiter(None);
+        DRIVING.with(|d| *d.borrow_mut() = None);
+        result
     }
 
     /// Wakes the node at `at_ms` after its start (a sim-core timer: an event of the run).
@@ -261,6 +376,7 @@ impl Driver {
         let (local, main, base) = (&mut self.local, &mut self.main, self.base);
         SENT.with(|s| s.set(false));
         ADVANCED.with(|a| a.set(false));
+        FENCED.with(|f| f.set(true));
         STEPS.with(|s| s.set(s.get() + 1));
         let mut first = true;
         let mut fence: Option<Pin<Box<tokio::time::Sleep>>> = None;
@@ -316,9 +432,36 @@ impl Driver {
             Poll::Pending
         }));
         HOLD.with(|h| h.set(None));
+        FENCED.with(|f| f.set(false));
         DRIVING.with(|d| *d.borrow_mut() = None);
         result
     }
+}
+
+/// Polls the node's local tasks and its main task once (clocked), with a fresh flag that
+/// records whether they are woken before the next poll.
+fn poll_local(
+    local: &mut LocalSet,
+    main: &mut JoinHandle<()>,
+    last: &mut Option<Arc<Flag>>,
+    cx: &mut Context<'_>,
+    node: &Waker,
+) -> Poll<Step> {
+    let flag = Arc::new(Flag {
+        woken: AtomicBool::new(false),
+        inner: cx.waker().clone(),
+        node: node.clone(),
+    });
+    let flag_waker = Waker::from(flag.clone());
+    let mut flag_cx = Context::from_waker(&flag_waker);
+    let _ = Pin::new(&mut *local).poll(&mut flag_cx);
+    if let Poll::Ready(result) = Pin::new(&mut *main).poll(&mut flag_cx) {
+        return Poll::Ready(Step::Done(
+            result.err().and_then(|e| e.try_into_panic().ok()),
+        ));
+    }
+    *last = Some(flag);
+    Poll::Pending
 }
 
 /// The node's main future on sim-core: owns the driver; dropping it (crash) drops the

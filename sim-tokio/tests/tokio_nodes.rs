@@ -1,4 +1,8 @@
 //! Tokio nodes: determinism of what tokio hides, causality across nodes, crash and restart.
+//!
+//! This binary does not link the OS hooks, so its runtimes keep time with fences;
+//! `clocked.rs` runs the same tests with the hooks linked, where runtimes read the hooks'
+//! virtual clock.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
@@ -145,9 +149,13 @@ fn zero_latency_reply_is_never_seen_before_its_request() {
 
 #[test]
 fn without_the_stop_at_the_fence_the_causality_test_fails() {
+    // Fences are how a runtime keeps time without the OS hooks' clock (and a clocked runtime
+    // has no fence to remove: tokio's time is the world's).
+    knobs::CLOCKED.with(|k| k.set(false));
     knobs::STOP_AT_ADVANCE.with(|k| k.set(false));
     let broken = (0..10).any(|seed| !causal(seed));
     knobs::STOP_AT_ADVANCE.with(|k| k.set(true));
+    knobs::CLOCKED.with(|k| k.set(true));
     assert!(
         broken,
         "running ahead went unnoticed: the causality test could not fail"
