@@ -1,5 +1,7 @@
-//! The comparison workload on sim-core, on turmoil, on madsim, and as a hand-written
-//! discrete-event loop, side by side in one process: `cargo run --release` in this folder
+//! The comparison workload on sim-core, on turmoil, on sim-tokio's tokio nodes and as a
+//! hand-written discrete-event loop, side by side in one process, and on madsim in a second
+//! process started by the first (`src/bin/madsim_side.rs`: madsim's own libc overrides cannot
+//! be linked beside sim-os's hooks): `cargo run --release` in this folder
 //! (`.cargo/config.toml` sets `--cfg madsim`, which madsim needs and the others ignore).
 //!
 //! The workload (see `sim-core/benches/common/workload.rs`): 3 nodes, a client doing 100
@@ -9,11 +11,13 @@
 //! draws within them from its own distribution, not uniformly: the closest it offers).
 //!
 //! The tokio mode (`sim_tokio_us`) is the turmoil version's plain tokio code on sim-tokio's
-//! tokio nodes (one paused tokio runtime per node, driven by sim-core), with sim-tokio's
-//! `UdpSocket`; its network is sim-core's (uniform 1-10 ms plus jitter, as for sim-core).
+//! tokio nodes (one tokio runtime per node, its clock read through sim-os's hooks, driven by
+//! sim-core), with sim-tokio's `UdpSocket`; its network is sim-core's (uniform 1-10 ms plus
+//! jitter, as for sim-core).
 //!
 //! Prints the median wall time per run over the same seeds for each, and the ratios.
 
+use sim_os as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -63,56 +67,6 @@ fn turmoil_workload(seed: u64) {
         Ok(())
     });
     sim.run().expect("the turmoil run passes");
-}
-
-async fn madsim_heartbeat() {
-    let mut tick = madsim::time::interval(Duration::from_millis(100));
-    loop {
-        tick.tick().await;
-    }
-}
-
-fn madsim_workload(seed: u64) {
-    use std::net::{IpAddr, Ipv4Addr};
-    let mut config = madsim::Config::default();
-    config.net.send_latency = Duration::from_millis(1)..Duration::from_millis(10);
-    let rt = madsim::runtime::Runtime::with_seed_and_config(seed, config);
-    let ip = |i: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, i));
-    for (i, name) in [(1, "echo1"), (2, "echo2")] {
-        let node = rt.create_node().name(name).ip(ip(i)).build();
-        node.spawn(async move {
-            madsim::task::spawn(madsim_heartbeat());
-            let sock = madsim::net::UdpSocket::bind((ip(i), 1)).await.unwrap();
-            let mut buf = [0u8; 8];
-            loop {
-                let (n, from) = sock.recv_from(&mut buf).await.unwrap();
-                sock.send_to(from, &buf[..n]).await.unwrap();
-            }
-        });
-    }
-    let client = rt.create_node().name("client").ip(ip(3)).build();
-    rt.block_on(async move {
-        client
-            .spawn(async move {
-                madsim::task::spawn(madsim_heartbeat());
-                let sock = madsim::net::UdpSocket::bind((ip(3), 1)).await.unwrap();
-                let servers = [(ip(1), 1), (ip(2), 1)];
-                let mut buf = [0u8; 8];
-                for n in 0..ROUND_TRIPS {
-                    sock.send_to(servers[(n % 2) as usize], &n.to_le_bytes())
-                        .await
-                        .unwrap();
-                    let (len, _) =
-                        madsim::time::timeout(Duration::from_secs(1), sock.recv_from(&mut buf))
-                            .await
-                            .expect("no request times out at 10 ms latency")
-                            .unwrap();
-                    assert_eq!(&buf[..len], &n.to_le_bytes());
-                }
-            })
-            .await
-            .unwrap();
-    });
 }
 
 /// The workload in plain tokio on tokio nodes: the turmoil version's code, with sim-tokio's
@@ -167,43 +121,90 @@ fn time_us(f: impl FnOnce()) -> f64 {
     t.elapsed().as_secs_f64() * 1e6
 }
 
+/// Runs the madsim side (`src/bin/madsim_side.rs`) for the same seeds and returns its median
+/// per run, or why it could not.
+fn madsim_median_us(seeds: u64) -> Result<f64, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "--release", "-q", "--bin", "madsim_side", "--"])
+        .arg(seeds.to_string())
+        .output()
+        .map_err(|e| format!("could not start cargo for the madsim side: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("madsim_us="))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| {
+            format!(
+                "the madsim side printed no madsim_us= line: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )
+        })
+}
+
 fn main() {
     let seeds: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let (mut ours, mut turmoil, mut madsim, mut bare, mut tokio_mode) =
+    let m = madsim_median_us(seeds);
+    let (mut ours, mut turmoil, mut bare, mut tokio_mode, mut fenced) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut tokio_steps = Vec::new();
+    let (mut tokio_steps, mut fenced_steps) = (Vec::new(), Vec::new());
     for seed in 0..seeds {
         ours.push(time_us(|| {
             black_box(sim_workload(seed));
         }));
         turmoil.push(time_us(|| turmoil_workload(seed)));
-        madsim.push(time_us(|| madsim_workload(seed)));
         bare.push(time_us(|| {
             black_box(bare_workload(seed));
         }));
         let steps_before = sim_tokio::runtime::steps_taken();
         tokio_mode.push(time_us(|| tokio_mode_workload(seed)));
         tokio_steps.push((sim_tokio::runtime::steps_taken() - steps_before) as f64);
+        // The same tokio nodes without the hooks' clock: paused runtimes advanced by fences.
+        sim_tokio::runtime::knobs::CLOCKED.with(|k| k.set(false));
+        let steps_before = sim_tokio::runtime::steps_taken();
+        fenced.push(time_us(|| tokio_mode_workload(seed)));
+        fenced_steps.push((sim_tokio::runtime::steps_taken() - steps_before) as f64);
+        sim_tokio::runtime::knobs::CLOCKED.with(|k| k.set(true));
     }
-    let (o, t, m, b) = (median(ours), median(turmoil), median(madsim), median(bare));
-    let k = median(tokio_mode);
-    let steps = median(tokio_steps);
+    let (o, t, b) = (median(ours), median(turmoil), median(bare));
+    let (k, f) = (median(tokio_mode), median(fenced));
+    let (steps, f_steps) = (median(tokio_steps), median(fenced_steps));
     println!("seeds={seeds} (median wall time per run)");
-    println!("sim_core_us={o:.1} turmoil_us={t:.1} madsim_us={m:.1} bare_des_us={b:.1}");
-    println!(
-        "turmoil_over_sim_core={:.1} madsim_over_sim_core={:.1} sim_core_over_bare={:.1}",
-        t / o,
-        m / o,
-        o / b
-    );
+    match m {
+        Ok(m) => {
+            println!("sim_core_us={o:.1} turmoil_us={t:.1} madsim_us={m:.1} bare_des_us={b:.1}");
+            println!(
+                "turmoil_over_sim_core={:.1} madsim_over_sim_core={:.1} sim_core_over_bare={:.1}",
+                t / o,
+                m / o,
+                o / b
+            );
+        }
+        Err(why) => {
+            println!("sim_core_us={o:.1} turmoil_us={t:.1} bare_des_us={b:.1}");
+            println!("madsim_us=unavailable ({why})");
+            println!(
+                "turmoil_over_sim_core={:.1} sim_core_over_bare={:.1}",
+                t / o,
+                o / b
+            );
+        }
+    }
     println!(
         "sim_tokio_us={k:.1} turmoil_over_sim_tokio={:.1} sim_tokio_over_sim_core={:.1} \
          sim_tokio_steps_per_run={steps:.0} sim_tokio_us_per_step={:.2}",
         t / k,
         k / o,
         k / steps
+    );
+    println!(
+        "sim_tokio_fenced_us={f:.1} turmoil_over_sim_tokio_fenced={:.1} \
+         sim_tokio_fenced_steps_per_run={f_steps:.0}",
+        t / f
     );
 }
