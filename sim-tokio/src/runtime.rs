@@ -228,8 +228,10 @@ struct Driver {
     mode: Mode,
     base: tokio::time::Instant,
     start_ns: u64,
-    /// Tokio's clock, in ms after start.
+    /// Tokio's clock, in ms after start (fenced).
     clock_ms: u64,
+    /// Where `wake` is armed, in ms after start (clocked).
+    armed_ms: u64,
     wake: Option<sim_core::time::Sleep>,
 }
 
@@ -267,6 +269,7 @@ impl Driver {
             base,
             start_ns: sim_core::time::now().as_nanos(),
             clock_ms: 0,
+            armed_ms: 0,
             wake: None,
         }
     }
@@ -308,16 +311,24 @@ impl Driver {
     /// sleeps on sim-core until tokio's earliest timer (a wake from outside, a delivery, may
     /// come first).
     fn poll_clocked(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        self.wake = None;
         match self.step_clocked(cx.waker().clone()) {
             Step::Done(None) => Poll::Ready(()),
             Step::Done(Some(panic)) => resume_unwind(panic),
-            Step::Idle(-1) => Poll::Pending,
+            Step::Idle(-1) => {
+                self.wake = None;
+                Poll::Pending
+            }
             Step::Idle(timeout_ms) => {
                 // Tokio counts whole milliseconds from its start, and its idle wait is the
                 // distance from the current millisecond to the timer's.
                 let now_ms = ms_since(self.start_ns, sim_core::time::now());
-                self.arm(cx, now_ms + u64::from(timeout_ms.unsigned_abs()))
+                let at_ms = now_ms + u64::from(timeout_ms.unsigned_abs());
+                if self.wake.is_some() && self.armed_ms == at_ms {
+                    // Still armed there (a delivery woke the node before its timer).
+                    return Poll::Pending;
+                }
+                self.armed_ms = at_ms;
+                self.arm(cx, at_ms)
             }
             Step::Sent | Step::Advanced(_) | Step::Blocked => {
                 unreachable!("a clocked runtime only ends a step done or idle")
@@ -330,22 +341,42 @@ impl Driver {
         let runtime = self.runtime.as_ref().expect("runtime lives until drop");
         let (local, main) = (&mut self.local, &mut self.main);
         STEPS.with(|s| s.set(s.get() + 1));
-        // The flag of the previous poll of the node's local tasks: woken means they have work.
-        let mut last: Option<Arc<Flag>> = None;
+        // Handed to the node's local tasks as their waker; `woken` says they have work since
+        // their last poll. One per step: the `block_on` waker it wraps is the same all along.
+        let mut flag: Option<Arc<Flag>> = None;
         let result = runtime.block_on(std::future::poll_fn(|cx| {
             let idle = sim_core::os::take_idle_timeout();
-            let Some(last_flag) = last.as_ref() else {
-                DRIVING.with(|d| *d.borrow_mut() = Some((cx.waker().clone(), node.clone())));
-                sim_core::os::set_idle_waiter(Some(cx.waker().clone()));
-                return poll_local(local, main, &mut last, cx, &node);
-            };
-            match idle {
-                // The runtime waited with nothing to run, and the local tasks had no work
-                // since their last poll: the node is idle until its timer.
-                Some(timeout_ms) if !last_flag.woken.load(Ordering::SeqCst) => {
-                    Poll::Ready(Step::Idle(timeout_ms))
+            let flag = match flag.as_ref() {
+                Some(flag) => {
+                    if let Some(timeout_ms) = idle {
+                        if !flag.woken.load(Ordering::SeqCst) {
+                            // The runtime waited with nothing to run, and the local tasks had
+                            // no work since their last poll: idle until the timer.
+                            return Poll::Ready(Step::Idle(timeout_ms));
+                        }
+                    }
+                    flag.clone()
                 }
-                _ => poll_local(local, main, &mut last, cx, &node),
+                None => {
+                    DRIVING.with(|d| *d.borrow_mut() = Some((cx.waker().clone(), node.clone())));
+                    sim_core::os::set_idle_waiter(Some(cx.waker().clone()));
+                    flag.insert(Arc::new(Flag {
+                        woken: AtomicBool::new(false),
+                        inner: cx.waker().clone(),
+                        node: node.clone(),
+                    }))
+                    .clone()
+                }
+            };
+            flag.woken.store(false, Ordering::SeqCst);
+            let flag_waker = Waker::from(flag);
+            let mut flag_cx = Context::from_waker(&flag_waker);
+            let _ = Pin::new(&mut *local).poll(&mut flag_cx);
+            match Pin::new(&mut *main).poll(&mut flag_cx) {
+                Poll::Ready(result) => Poll::Ready(Step::Done(
+                    result.err().and_then(|e| e.try_into_panic().ok()),
+                )),
+                Poll::Pending => Poll::Pending,
             }
         }));
         sim_core::os::set_idle_waiter(None);
@@ -436,32 +467,6 @@ impl Driver {
         DRIVING.with(|d| *d.borrow_mut() = None);
         result
     }
-}
-
-/// Polls the node's local tasks and its main task once (clocked), with a fresh flag that
-/// records whether they are woken before the next poll.
-fn poll_local(
-    local: &mut LocalSet,
-    main: &mut JoinHandle<()>,
-    last: &mut Option<Arc<Flag>>,
-    cx: &mut Context<'_>,
-    node: &Waker,
-) -> Poll<Step> {
-    let flag = Arc::new(Flag {
-        woken: AtomicBool::new(false),
-        inner: cx.waker().clone(),
-        node: node.clone(),
-    });
-    let flag_waker = Waker::from(flag.clone());
-    let mut flag_cx = Context::from_waker(&flag_waker);
-    let _ = Pin::new(&mut *local).poll(&mut flag_cx);
-    if let Poll::Ready(result) = Pin::new(&mut *main).poll(&mut flag_cx) {
-        return Poll::Ready(Step::Done(
-            result.err().and_then(|e| e.try_into_panic().ok()),
-        ));
-    }
-    *last = Some(flag);
-    Poll::Pending
 }
 
 /// The node's main future on sim-core: owns the driver; dropping it (crash) drops the
