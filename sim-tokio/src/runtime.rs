@@ -275,9 +275,15 @@ impl Driver {
     }
 
     fn poll_node(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.mode == Mode::Clocked {
-            return self.poll_clocked(cx);
+        match self.mode {
+            Mode::Clocked => self.poll_clocked(cx),
+            Mode::Fenced => self.poll_fenced(cx),
         }
+    }
+
+    /// Fenced: runs tokio at the current instant, then at most to the fence (see
+    /// [`Mode::Fenced`]), and wakes the node where tokio's clock stopped.
+    fn poll_fenced(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let now_ms = ms_since(self.start_ns, sim_core::time::now());
         if now_ms < self.clock_ms {
             // Woken early (a wake inside the runtime reaches the node too): tokio's clock is
@@ -289,7 +295,7 @@ impl Driver {
             }
         }
         self.wake = None;
-        let step = self.step(cx.waker().clone(), now_ms);
+        let step = self.step_fenced(cx.waker().clone(), now_ms);
         match step {
             Step::Done(None) => Poll::Ready(()),
             Step::Done(Some(panic)) => resume_unwind(panic),
@@ -397,7 +403,7 @@ impl Driver {
     }
 
     /// Runs tokio at the current instant until it is quiet, then up to the fence.
-    fn step(&mut self, node: Waker, now_ms: u64) -> Step {
+    fn step_fenced(&mut self, node: Waker, now_ms: u64) -> Step {
         let runtime = self.runtime.as_ref().expect("runtime lives until drop");
         let target = self.base + Duration::from_millis(now_ms);
         let fence_ms = match sim_core::foreign::next_instant() {
