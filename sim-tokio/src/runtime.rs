@@ -83,9 +83,10 @@ thread_local! {
     static FENCED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// How many runtime steps (one entry into a node's tokio runtime, running it at one instant
-/// until it is quiet, sends, or its clock moves) this thread has taken: divide a run's wall
-/// time by it for the cost of one tokio node step.
+/// How many runtime steps this thread has taken. A step is one entry into a node's tokio
+/// runtime, running it at one instant until it has nothing left to run (clocked), or until
+/// it is quiet, sends or its clock moves (fenced). Divide a run's wall time by it for the
+/// cost of one tokio node step.
 pub fn steps_taken() -> u64 {
     STEPS.with(Cell::get)
 }
