@@ -597,10 +597,7 @@ impl Search<'_, '_> {
                 ends.sort_unstable();
                 ends.dedup();
                 for end in ends.into_iter().rev() {
-                    let mut candidate = self.best.draws[..=i].to_vec();
-                    zero(&mut candidate[i]);
-                    candidate.extend_from_slice(&self.best.draws[end..]);
-                    if self.attempt(&candidate) {
+                    if self.zero_and_cut(i, end) {
                         break;
                     }
                 }
@@ -703,6 +700,15 @@ impl Search<'_, '_> {
         false
     }
 
+    /// Tries the best input with draw `i` zeroed and the draws from `i + 1` up to `end`
+    /// deleted; true when that became the best.
+    fn zero_and_cut(&mut self, i: usize, end: usize) -> bool {
+        let mut candidate = self.best.draws[..=i].to_vec();
+        zero(&mut candidate[i]);
+        candidate.extend_from_slice(&self.best.draws[end..]);
+        self.attempt(&candidate)
+    }
+
     /// Zeroes a draw together with the one or two draws right after it. A choice that turns
     /// something on often draws its details next (a quiet period, then its length): zeroed
     /// alone it leaves those details to be read as the next decisions, shifting everything
@@ -713,13 +719,7 @@ impl Search<'_, '_> {
             if !is_zero(&self.best.draws[i]) {
                 for dependents in 1..=2 {
                     let end = i + 1 + dependents;
-                    if end > self.best.draws.len() {
-                        break;
-                    }
-                    let mut candidate = self.best.draws[..=i].to_vec();
-                    zero(&mut candidate[i]);
-                    candidate.extend_from_slice(&self.best.draws[end..]);
-                    if self.attempt(&candidate) {
+                    if end > self.best.draws.len() || self.zero_and_cut(i, end) {
                         break;
                     }
                 }
