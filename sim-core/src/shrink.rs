@@ -519,21 +519,8 @@ impl Search<'_, '_> {
             // Together with the operation count, if the workload drew one up front.
             let count_search = first.saturating_sub(shift).min(start);
             let whole = self.runs - self.started_at < self.shrinker.max_runs / 4;
-            for j in count_candidates(&without[..count_search], whole) {
-                let DrawValue::Int { value, .. } = without[j].value else {
-                    continue;
-                };
-                let mut fewer = without.clone();
-                fewer[j].value = match fewer[j].value {
-                    DrawValue::Int { bound, .. } => DrawValue::Int {
-                        bound,
-                        value: value - 1,
-                    },
-                    ref raw => raw.clone(),
-                };
-                if self.attempt(&fewer) {
-                    return true;
-                }
+            if self.attempt_with_count_lowered(&without, count_search, 1, whole) {
+                return true;
             }
         }
         let mut zeroed = self.best.draws.clone();
@@ -679,22 +666,39 @@ impl Search<'_, '_> {
                 // Nothing before the first operation's (shifted) start is deleted, so the
                 // set-up draws keep their indices.
                 let fewer_by = set.len() as u64;
-                for j in count_candidates(&without[..first - shift], false) {
-                    let DrawValue::Int { bound, value } = without[j].value else {
-                        continue;
-                    };
-                    if value < fewer_by {
-                        continue;
-                    }
-                    let mut fewer = without.clone();
-                    fewer[j].value = DrawValue::Int {
-                        bound,
-                        value: value - fewer_by,
-                    };
-                    if self.attempt(&fewer) {
-                        return true;
-                    }
+                if self.attempt_with_count_lowered(&without, first - shift, fewer_by, false) {
+                    return true;
                 }
+            }
+        }
+        false
+    }
+
+    /// Tries `without` with the operation count lowered by `fewer_by`, at each set-up draw
+    /// (among its first `setup` draws) that [`count_candidates`] names; true when one became
+    /// the best. Deleting operations without lowering the count makes the workload draw new
+    /// ones in their place.
+    fn attempt_with_count_lowered(
+        &mut self,
+        without: &[Draw],
+        setup: usize,
+        fewer_by: u64,
+        whole: bool,
+    ) -> bool {
+        for j in count_candidates(&without[..setup], whole) {
+            let DrawValue::Int { bound, value } = without[j].value else {
+                continue;
+            };
+            if value < fewer_by {
+                continue;
+            }
+            let mut fewer = without.to_vec();
+            fewer[j].value = DrawValue::Int {
+                bound,
+                value: value - fewer_by,
+            };
+            if self.attempt(&fewer) {
+                return true;
             }
         }
         false
