@@ -19,12 +19,15 @@
 
 use sim_os as _;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "../../../sim-core/benches/common/workload.rs"]
 #[allow(dead_code)]
 mod workload;
 
+mod timing;
+
+use timing::{median, time_us};
 use workload::{bare_workload, sim_workload, ROUND_TRIPS};
 
 async fn turmoil_heartbeat() {
@@ -108,17 +111,6 @@ fn tokio_mode_workload(seed: u64) {
     });
     let outcome = sim.run_seed(seed).outcome;
     assert!(outcome.class.is_pass(), "{outcome:?}");
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
-fn time_us(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1e6
 }
 
 /// Runs the madsim side (`src/bin/madsim_side.rs`) for the same seeds and returns its median

@@ -5,12 +5,16 @@
 //!
 //! Prints `madsim_us=<median wall time per run>`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "../../../../sim-core/benches/common/workload.rs"]
 #[allow(dead_code)]
 mod workload;
 
+#[path = "../timing.rs"]
+mod timing;
+
+use timing::{median, time_us};
 use workload::ROUND_TRIPS;
 
 async fn madsim_heartbeat() {
@@ -68,13 +72,8 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let mut times: Vec<f64> = (0..seeds)
-        .map(|seed| {
-            let t = Instant::now();
-            madsim_workload(seed);
-            t.elapsed().as_secs_f64() * 1e6
-        })
+    let times = (0..seeds)
+        .map(|seed| time_us(|| madsim_workload(seed)))
         .collect();
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!("madsim_us={:.1}", times[times.len() / 2]);
+    println!("madsim_us={:.1}", median(times));
 }
