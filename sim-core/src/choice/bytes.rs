@@ -4,8 +4,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::lanes::{label_id, Lane, LaneBuffers, LANES, MAX_EVENT_ORDINAL};
-use super::{bytes_for_bound, Source};
+use super::lanes::{label_id, Future, Lane, LaneBuffers, LANES, MAX_EVENT_ORDINAL};
+use super::{bytes_for_bound, Seeded, Source};
+use crate::trace::stable_hash_bytes;
 
 /// A byte input (a fuzzer's, or a file's) read as one stream per [`Lane`], with fault events
 /// as a sparse schedule. See the [lanes module](super::lanes) for the layout and the
@@ -42,6 +43,18 @@ pub struct Bytes {
     /// depend on where a label lives.
     labels: BTreeMap<(usize, usize), LabelInfo>,
     exhausted: bool,
+    /// The input's fresh futures, sorted by cut (see [`Lane::Futures`]).
+    futures: Vec<Future>,
+    /// How many of `futures` have begun.
+    futures_begun: usize,
+    /// The stream of the future in force, once the first cut is passed.
+    stream: Option<Seeded>,
+    /// Draws so far (those a recorder logs): the clock the futures' cuts are read against.
+    draws: u32,
+    /// A hash of the input's bytes, to note how many draws its run made.
+    input_hash: u64,
+    /// Every event draw read from the events lane, in order: its label id and the draw clock.
+    event_clocks: Vec<(u16, u32)>,
 }
 
 /// What a draw needs to know of its label.
@@ -60,6 +73,9 @@ impl Bytes {
         events.retain(|&(id, _)| id != 0);
         events.sort_unstable();
         events.dedup();
+        let futures = lanes.futures();
+        // A new run's clock starts at zero (the signal reads it on this thread).
+        DRAW_CLOCK.with(|clock| clock.set(0));
         Bytes {
             len: data.len(),
             lanes,
@@ -68,7 +84,35 @@ impl Bytes {
             event_counts: Vec::new(),
             labels: BTreeMap::new(),
             exhausted: false,
+            futures,
+            futures_begun: 0,
+            stream: None,
+            draws: 0,
+            input_hash: stable_hash_bytes(&data),
+            event_clocks: Vec::new(),
         }
+    }
+
+    /// Counts one draw and returns the stream of the future in force for it, if any: the
+    /// future with the largest cut not past this draw's index.
+    #[inline]
+    fn future(&mut self) -> Option<&mut Seeded> {
+        let index = self.draws;
+        self.draws = self.draws.saturating_add(1);
+        DRAW_CLOCK.with(|clock| clock.set(self.draws));
+        while let Some(&next) = self.futures.get(self.futures_begun) {
+            if next.cut > index {
+                break;
+            }
+            self.stream = Some(next.stream());
+            self.futures_begun += 1;
+        }
+        self.stream.as_mut()
+    }
+
+    /// Draws made so far (the clock of [`Lane::Futures`] cuts).
+    pub fn draws(&self) -> u32 {
+        self.draws
     }
 
     fn label(&mut self, label: &'static str) -> LabelInfo {
@@ -90,7 +134,19 @@ impl Bytes {
         raw % bound
     }
 
+    /// An event draw: from the future in force, if any (its ordinal still counted, so the
+    /// mutator learns how far each label's draws reach), else from the events lane.
+    fn event_draw(&mut self, id: u16, label: &'static str, num: u64, den: u64) -> bool {
+        if self.future().is_none() {
+            return self.event(id, num, den);
+        }
+        self.next_ordinal(id);
+        let stream = self.stream.as_mut().expect("a future is in force");
+        stream.draw(label, den) >= den - num
+    }
+
     fn event(&mut self, id: u16, num: u64, den: u64) -> bool {
+        self.event_clocks.push((id, self.draws));
         let ordinal = self.next_ordinal(id);
         // A certainty fires without an entry, as a dense draw would on any value.
         num >= den || self.events.binary_search(&(id, ordinal)).is_ok()
@@ -151,11 +207,17 @@ impl Source for Bytes {
         if bound <= 1 {
             return 0;
         }
+        if let Some(stream) = self.future() {
+            return stream.draw(label, bound);
+        }
         let lane = self.label(label).lane;
         self.dense_draw(lane, bound)
     }
 
     fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
+        if let Some(stream) = self.future() {
+            return stream.fill(label, buf);
+        }
         let lane = self.label(label).lane;
         for b in buf {
             *b = self.next_byte(lane);
@@ -165,15 +227,22 @@ impl Source for Bytes {
     fn draw_chance(&mut self, label: &'static str, num: u64, den: u64) -> bool {
         let info = self.label(label);
         if info.lane.chance_is_event(num, den) {
-            self.event(info.id, num, den)
+            self.event_draw(info.id, label, num, den)
         } else {
+            if den <= 1 {
+                // Not a choice (a certainty): nothing is read, nothing is logged.
+                return true;
+            }
+            if let Some(stream) = self.future() {
+                return stream.draw(label, den) >= den - num;
+            }
             self.dense_draw(info.lane, den) >= den - num
         }
     }
 
     fn draw_event(&mut self, label: &'static str, num: u64, den: u64) -> bool {
         let id = self.label(label).id;
-        self.event(id, num, den)
+        self.event_draw(id, label, num, den)
     }
 
     fn is_exhausted(&self) -> bool {
@@ -184,7 +253,23 @@ impl Source for Bytes {
 impl Drop for Bytes {
     fn drop(&mut self) {
         note_event_counts(&self.event_counts);
+        note_draws(self.input_hash, self.draws);
+        LAST_EVENT_CLOCKS.with(|last| *last.borrow_mut() = std::mem::take(&mut self.event_clocks));
     }
+}
+
+thread_local! {
+    /// The event draws of this thread's last finished [`Bytes`] run (see
+    /// [`take_event_clocks`]). Read only by the fuzz harness, for the mutator.
+    static LAST_EVENT_CLOCKS: RefCell<Vec<(u16, u32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The event draws the last finished [`Bytes`] run of this thread read from its events lane,
+/// in order: each draw's label id and the draw clock ([`draw_clock`]) when it was drawn.
+/// A mutator maps "just after this state was reached" to the ordinals of the fault decisions
+/// drawn then. Empties the record; no run reads it.
+pub fn take_event_clocks() -> Vec<(u16, u32)> {
+    LAST_EVENT_CLOCKS.with(|last| std::mem::take(&mut *last.borrow_mut()))
 }
 
 thread_local! {
@@ -192,6 +277,55 @@ thread_local! {
     /// place a new event so that it lands on a draw that happens. Written when a [`Bytes`] is
     /// dropped, read only by mutators: no run ever reads it, so it cannot change a run.
     static OBSERVED_EVENTS: RefCell<BTreeMap<u16, u32>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+thread_local! {
+    /// Draws the newest [`Bytes`] of this thread has made: a run's clock in the units of
+    /// [`Lane::Futures`] cuts. Read only by the fuzz signal, to tell a mutator where a state
+    /// was reached; no run reads it.
+    static DRAW_CLOCK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// How many draws the newest byte input of this thread has made (see [`Lane::Futures`]).
+#[inline]
+pub fn draw_clock() -> u32 {
+    DRAW_CLOCK.with(|clock| clock.get())
+}
+
+thread_local! {
+    /// How many draws the runs of recent inputs made, by a hash of the input's bytes: where a
+    /// mutator may cut an input for a fresh future. Bounded (cleared when full); read only by
+    /// mutators, never by a run.
+    static OBSERVED_DRAWS: RefCell<BTreeMap<u64, u32>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+thread_local! {
+    /// The most draws any run of this thread made (for inputs [`OBSERVED_DRAWS`] has lost).
+    static MOST_DRAWS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// How many inputs' draw counts [`OBSERVED_DRAWS`] holds before it starts over.
+const OBSERVED_DRAWS_MAX_ENTRIES: usize = 1 << 16;
+
+fn note_draws(input_hash: u64, draws: u32) {
+    MOST_DRAWS.with(|most| most.set(most.get().max(draws)));
+    OBSERVED_DRAWS.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if seen.len() >= OBSERVED_DRAWS_MAX_ENTRIES {
+            seen.clear();
+        }
+        seen.insert(input_hash, draws);
+    });
+}
+
+/// How many draws the run of `data` made, if a [`Bytes`] over exactly these bytes was run on
+/// this thread recently. A mutator uses it to cut an input where its run still draws.
+/// Otherwise the most draws any run of this thread made (0 before the first run).
+pub fn observed_draws(data: &[u8]) -> u32 {
+    let hash = stable_hash_bytes(data);
+    OBSERVED_DRAWS
+        .with(|seen| seen.borrow().get(&hash).copied())
+        .unwrap_or_else(|| MOST_DRAWS.with(|most| most.get()))
 }
 
 fn note_event_counts(counts: &[(u16, u32)]) {

@@ -16,6 +16,14 @@
 //! draw is "no". Adding, removing or moving one entry changes that one decision and nothing
 //! else the input says.
 //!
+//! The [`Lane::Futures`] lane holds **fresh futures**: entries *(cut, seed)* meaning "from the
+//! cut-th draw of the run on, draw from a seeded stream" ([`Future`]). A run with none is read
+//! from the other lanes alone. A fuzzer that has reached a rare state keeps the run up to it
+//! and tries what a seed sweep would try next — many different futures of one interesting
+//! past — which no edit of a single lane can express: a random future changes every lane at
+//! once. Recording such a run ([`Recorder`](super::Recorder)) re-encodes it as plain lanes,
+//! so a shrinker or a corpus never depends on the stream.
+//!
 //! # The container
 //!
 //! The input is a sequence of **sections**: a tag byte, a length byte `n`, then `n` payload
@@ -25,8 +33,9 @@
 //! run: every draw reads zero, no event fires), and a shorter input is a simpler one. Within
 //! a dense lane a draw reads as in the flat encoding: the fewest big-endian bytes that hold
 //! `bound - 1`, modulo `bound`, zeros past the end. The events lane is read in 5-byte entries:
-//! a 16-bit label id ([`label_id`]) and a 24-bit ordinal, both big-endian (a cut-off last
-//! entry is completed with zeros).
+//! a 16-bit label id ([`label_id`]) and a 24-bit ordinal, both big-endian; the futures lane in
+//! 8-byte entries: a 32-bit cut and a 32-bit seed, big-endian (a cut-off last entry of either
+//! is completed with zeros).
 //!
 //! ```
 //! use sim_core::choice::lanes::{Lane, LaneBuffers};
@@ -44,13 +53,35 @@
 use crate::trace::stable_hash_bytes;
 
 /// The number of lanes; a section's tag names lane `tag % LANES`.
-pub const LANES: usize = 6;
+pub const LANES: usize = 7;
 
 /// Bytes per entry of the [`Lane::Events`] lane: a 16-bit label id, a 24-bit ordinal.
 pub const EVENT_ENTRY_BYTES: usize = 5;
 
 /// The largest ordinal an event entry can name (24 bits).
 pub const MAX_EVENT_ORDINAL: u32 = (1 << 24) - 1;
+
+/// Bytes per entry of the [`Lane::Futures`] lane: a 32-bit draw index, a 32-bit seed.
+pub const FUTURE_ENTRY_BYTES: usize = 8;
+
+/// One entry of the [`Lane::Futures`] lane: from the `cut`-th draw of the run on, every draw
+/// comes from [`Seeded`](super::Seeded) with this entry's seed (until a later entry's cut).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Future {
+    /// How many draws (of those a [`Recorder`](super::Recorder) logs) come before the
+    /// first draw this future decides.
+    pub cut: u32,
+    /// The seed of the stream the rest of the run draws from.
+    pub seed: u32,
+}
+
+impl Future {
+    /// The stream a future draws from. Its own derivation, so a future's stream and a seeded
+    /// run's stream with the same number are unrelated.
+    pub fn stream(self) -> super::Seeded {
+        super::Seeded::new(u64::from(self.seed) ^ 0x6675_7475_7265_0000)
+    }
+}
 
 /// Where a draw reads from. See the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -72,6 +103,11 @@ pub enum Lane {
     Timing = 4,
     /// Which ready task runs next (`sched.*`).
     Schedule = 5,
+    /// Fresh futures: entries *(cut, seed)*, each handing every draw from the cut-th on to a
+    /// seeded stream ([`Future`]). No label reads this lane. A fuzzer that has reached an
+    /// interesting state explores what can happen next the way a seed sweep would, with the
+    /// run up to that point kept as it was; a recorded run re-encodes it as plain lanes.
+    Futures = 6,
 }
 
 impl Lane {
@@ -83,6 +119,7 @@ impl Lane {
         Lane::Faults,
         Lane::Timing,
         Lane::Schedule,
+        Lane::Futures,
     ];
 
     /// The lane a draw labelled `label` reads from. A pure function of the label's text, so a
@@ -199,6 +236,36 @@ impl LaneBuffers {
         self.dense[Lane::Events.index()].extend_from_slice(&encode_event(id, ordinal));
     }
 
+    /// The future entries, sorted by cut, one per cut (the first in input order wins; a
+    /// cut-off last entry is completed with zeros).
+    pub fn futures(&self) -> Vec<Future> {
+        let mut futures: Vec<Future> = self.dense[Lane::Futures.index()]
+            .chunks(FUTURE_ENTRY_BYTES)
+            .map(|chunk| {
+                let mut entry = [0u8; FUTURE_ENTRY_BYTES];
+                entry[..chunk.len()].copy_from_slice(chunk);
+                Future {
+                    cut: u32::from_be_bytes([entry[0], entry[1], entry[2], entry[3]]),
+                    seed: u32::from_be_bytes([entry[4], entry[5], entry[6], entry[7]]),
+                }
+            })
+            .collect();
+        // Stable: among equal cuts the first entry stays first, and dedup keeps it.
+        futures.sort_by_key(|future| future.cut);
+        futures.dedup_by_key(|future| future.cut);
+        futures
+    }
+
+    /// Replaces the future entries.
+    pub fn set_futures(&mut self, futures: &[Future]) {
+        let lane = &mut self.dense[Lane::Futures.index()];
+        lane.clear();
+        for future in futures {
+            lane.extend_from_slice(&future.cut.to_be_bytes());
+            lane.extend_from_slice(&future.seed.to_be_bytes());
+        }
+    }
+
     /// The canonical bytes: each lane in tag order, in sections of up to 255 bytes, trailing
     /// zeros of each lane dropped (they are what an exhausted lane reads anyway).
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -269,10 +336,34 @@ mod tests {
         let lanes = LaneBuffers::parse(&[2, 1, 9, 4]);
         assert_eq!(lanes.dense(Lane::Workload), &[9]);
         assert_eq!(lanes.dense(Lane::Timing), &[] as &[u8]);
-        // Tags wrap: 6 names the events lane, 11 the schedule.
-        let lanes = LaneBuffers::parse(&[11, 1, 3, 6, 2, 0, 1]);
+        // Tags wrap: 7 names the events lane, 12 the schedule.
+        let lanes = LaneBuffers::parse(&[12, 1, 3, 7, 2, 0, 1]);
         assert_eq!(lanes.dense(Lane::Schedule), &[3]);
         assert_eq!(lanes.events(), vec![(1, 0)]);
+    }
+
+    #[test]
+    fn futures_are_sorted_by_cut_and_one_per_cut() {
+        let mut lanes = LaneBuffers::default();
+        lanes.set_futures(&[
+            Future { cut: 90, seed: 1 },
+            Future { cut: 5, seed: 2 },
+            Future { cut: 90, seed: 3 },
+        ]);
+        let back = LaneBuffers::parse(&lanes.to_bytes());
+        assert_eq!(
+            back.futures(),
+            vec![Future { cut: 5, seed: 2 }, Future { cut: 90, seed: 1 }]
+        );
+        // A cut-off entry is completed with zeros: any bytes are futures.
+        let cut_off = LaneBuffers::parse(&[Lane::Futures as u8, 3, 0, 0, 7]);
+        assert_eq!(
+            cut_off.futures(),
+            vec![Future {
+                cut: 0x0700,
+                seed: 0
+            }]
+        );
     }
 
     #[test]

@@ -64,7 +64,7 @@ mod bytes;
 mod flat;
 pub mod lanes;
 
-pub use bytes::{observed_event_counts, Bytes};
+pub use bytes::{draw_clock, observed_draws, observed_event_counts, take_event_clocks, Bytes};
 pub use flat::FlatBytes;
 
 use std::cell::RefCell;
@@ -682,5 +682,48 @@ mod tests {
             .unwrap();
         assert_eq!(original[skip + 2..], replayed[skip + 1..]);
         assert!(differing >= 1);
+    }
+
+    /// A fresh future keeps every draw before its cut, draws the rest from its stream, and a
+    /// recording of the run replays it without the future.
+    #[test]
+    fn a_future_keeps_the_past_and_records_as_plain_lanes() {
+        let draw = |source: &mut dyn Source, i: u64| -> u64 {
+            match i % 4 {
+                0 => source.below("sched.pick", 3),
+                1 => source.below("net.jitter_ms", 20),
+                2 => u64::from(source.chance("net.fault.loss", 1, 10)),
+                _ => source.below("op", 5),
+            }
+        };
+        let run =
+            |source: &mut dyn Source| -> Vec<u64> { (0..300).map(|i| draw(source, i)).collect() };
+        let mut recorder = Recorder::new(Seeded::new(5));
+        let original = run(&mut recorder);
+        let mut with_future = lanes::LaneBuffers::parse(&recorder.to_bytes());
+        let future = lanes::Future { cut: 120, seed: 9 };
+        with_future.set_futures(&[future]);
+        let mut recorder = Recorder::new(Bytes::new(with_future.to_bytes()));
+        let forked = run(&mut recorder);
+        assert_eq!(forked[..120], original[..120], "the past is kept");
+        assert_ne!(forked[120..], original[120..], "the future is new");
+        let mut stream = future.stream();
+        let tail: Vec<u64> = (120..300).map(|i| draw(&mut stream, i)).collect();
+        assert_eq!(
+            forked[120..],
+            tail[..],
+            "from the cut on, the stream decides"
+        );
+        let recorded = recorder.to_bytes();
+        assert!(lanes::LaneBuffers::parse(&recorded).futures().is_empty());
+        assert_eq!(run(&mut Bytes::new(recorded)), forked);
+        // A future at cut 0 is a whole seeded run.
+        let whole = lanes::Future { cut: 0, seed: 9 };
+        let mut only = lanes::LaneBuffers::default();
+        only.set_futures(&[whole]);
+        assert_eq!(
+            run(&mut Bytes::new(only.to_bytes())),
+            run(&mut whole.stream())
+        );
     }
 }
