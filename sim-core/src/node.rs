@@ -204,7 +204,18 @@ pub(crate) struct NodeState {
     /// This incarnation made a [`Shutdown`] future: a stop gives it its grace period.
     pub handles_shutdown: bool,
     pub shutdown_waiters: Vec<Waker>,
+    /// The last abstract state the node named ([`abstract_state`]), or a start marker.
+    pub abstract_state: u64,
+    /// The epoch it named with it ([`abstract_state_at`]; 0 if none).
+    pub abstract_epoch: u64,
 }
+
+/// The bits of an abstract state a node may use; the top two mark where a life began.
+const ABSTRACT_STATE_MASK: u64 = (1 << 62) - 1;
+/// "Started, named no state yet" (a first start or after a clean exit).
+const ABSTRACT_FRESH: u64 = 1 << 62;
+/// "Restarted after crashing in the state in the low bits".
+const ABSTRACT_CRASHED_IN: u64 = 1 << 63;
 
 impl NodeState {
     pub fn new(name: &str, factory: Factory, client: bool) -> Self {
@@ -219,6 +230,8 @@ impl NodeState {
             stopping: false,
             handles_shutdown: false,
             shutdown_waiters: Vec::new(),
+            abstract_state: ABSTRACT_FRESH,
+            abstract_epoch: 0,
         }
     }
 }
@@ -424,6 +437,14 @@ pub(crate) fn take_down(id: u32, how: Down) {
         });
         // A crash loses unsynced disk state (drawn); a clean exit loses none.
         crate::disk::take_down(w, id, how == Down::Exit);
+        let n = &mut w.nodes.list[id as usize];
+        n.abstract_state = if how == Down::Exit {
+            ABSTRACT_FRESH
+        } else {
+            crate::signal::cover_crash_in(n.abstract_state);
+            ABSTRACT_CRASHED_IN | (n.abstract_state & ABSTRACT_STATE_MASK)
+        };
+        cover_cluster(&w.nodes);
         let current = w.exec.current();
         let futures: Vec<BoxFuture> = tasks
             .into_iter()
@@ -441,6 +462,92 @@ pub(crate) fn take_down(id: u32, how: Down) {
     drop(victims);
     // Then signal the survivors: streams connected to the dead node are reset.
     with(|w| crate::net::crash_after_kill(w, id));
+}
+
+/// Names the running node's abstract state: a small summary of what its protocol has done,
+/// written by the system (an abstraction function, as model-guided fuzzers use). Must be
+/// called from a task of a node; elsewhere it does nothing.
+///
+/// Only the fuzz signal reads it ([`crate::signal`], `labels`): each change of a node's state
+/// is a feature *(old state, new state)*, and a crash is a feature *(the state it crashed
+/// in)*, and the first state a restarted node names is a transition from "crashed in that
+/// state". A fuzzer is then rewarded for an input that makes a transition no input made
+/// before — such as a replica that restarts having lost something it had answered with —
+/// without being told which transitions are bugs. It draws nothing and records nothing: a
+/// run's behaviour and history are the same whether it is called or not. Use the low 62
+/// bits; a handful of bits is plenty (every distinct pair is a feature).
+///
+/// ```
+/// use sim_core::prelude::*;
+///
+/// let mut sim = Sim::new(Config::default());
+/// sim.node("n", |_| async {
+///     sim_core::node::abstract_state(1); // e.g. "follower, voted for nobody"
+///     sleep(std::time::Duration::from_millis(5)).await;
+///     sim_core::node::abstract_state(2); // "follower, voted"
+/// });
+/// assert!(sim.run_seed(0).outcome.class.is_pass());
+/// ```
+pub fn abstract_state(state: u64) {
+    abstract_state_at(0, state);
+}
+
+/// [`abstract_state`] with an **epoch**: the protocol's logical generation at this node (a
+/// Raft term, a Paxos ballot, a view number). Besides the node's own transitions, every
+/// change feeds the **cluster's** abstract state: the multiset of all nodes' states, each
+/// with its epoch relative to the newest epoch among nodes that are up (the same, one behind,
+/// further behind), and the state each down node crashed in. "A leader and a candidate of
+/// the same term, and a restarted voter one term behind" is then one feature, whichever
+/// nodes play the parts — the kind of state a bug needs and random runs rarely reach.
+pub fn abstract_state_at(epoch: u64, state: u64) {
+    with(|w| {
+        let Some(id) = w.current_node() else {
+            return;
+        };
+        let n = &mut w.nodes.list[id as usize];
+        let state = state & ABSTRACT_STATE_MASK;
+        if n.abstract_state == state && n.abstract_epoch == epoch {
+            return;
+        }
+        if n.abstract_state != state {
+            crate::signal::cover_transition(n.abstract_state, state);
+        }
+        n.abstract_state = state;
+        n.abstract_epoch = epoch;
+        cover_cluster(&w.nodes);
+    })
+}
+
+/// Feeds the cluster's abstract state (see [`abstract_state_at`]), when labels are collected.
+fn cover_cluster(nodes: &Nodes) {
+    if !crate::signal::labels_on() {
+        return;
+    }
+    let newest = nodes
+        .list
+        .iter()
+        .filter(|n| n.up)
+        .map(|n| n.abstract_epoch)
+        .max()
+        .unwrap_or(0);
+    let mut parts: Vec<u64> = nodes
+        .list
+        .iter()
+        .filter(|n| !n.client)
+        .map(|n| {
+            if n.up {
+                let behind = newest.saturating_sub(n.abstract_epoch).min(2);
+                n.abstract_state | behind << 56
+            } else {
+                n.abstract_state | 1 << 58
+            }
+        })
+        .collect();
+    parts.sort_unstable();
+    let digest = parts.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &p| {
+        (h ^ p).wrapping_mul(0x0100_0000_01b3)
+    });
+    crate::signal::cover_cluster(digest);
 }
 
 /// Restarts a crashed node with the same durable state. Must be called within a simulation.

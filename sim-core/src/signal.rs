@@ -8,7 +8,9 @@
 //!   *(previous event kind on this node, this event kind)*, per node (16 node slots). Counts
 //!   are kept, so "three sends in a row" differs from "one send".
 //! * **`labels`** — user labels: [`cover!`](crate::cover) marks a protocol state worth reaching
-//!   (`cover!("vote arrived after decision")`); each label is one feature.
+//!   (`cover!("vote arrived after decision")`); each label is one feature. Nodes that name
+//!   their abstract state ([`crate::node::abstract_state`]) add a feature per transition
+//!   between two states and per state a node crashed in.
 //! * **`hash`** — the history hash as a feature: each run bumps one of 2048 buckets picked by
 //!   its history hash, so inputs that produce new histories look new to the fuzzer.
 //! * **`reject`** — the history hash as a filter: an input whose history was already seen is
@@ -38,7 +40,7 @@
 //! assert_eq!(Signals::parse("none").unwrap(), Signals::NONE);
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
 
 /// Which extra signals a fuzz run feeds the fuzzer. See the [module docs](self).
@@ -179,12 +181,36 @@ static COUNTERS: [AtomicU8; COUNTERS_LEN] = [const { AtomicU8::new(0) }; COUNTER
 thread_local! {
     /// Per node slot: the kind of its previous event in this run (0 = none yet).
     static PREV: Cell<[u8; NODE_SLOTS]> = const { Cell::new([0; NODE_SLOTS]) };
+    /// The label features this run reached, each with the input's draw clock
+    /// ([`crate::choice::draw_clock`]) when it was first reached: where a mutator can cut
+    /// the input to explore new futures from that state ([`crate::mutate`]).
+    static FIRST_HITS: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
 }
 
 #[inline]
 fn bump(index: usize) {
     let c = &COUNTERS[index];
     c.store(c.load(Relaxed).saturating_add(1), Relaxed);
+}
+
+/// [`bump`] for a label feature: also notes the draw clock the first time this run reaches
+/// it (a counter at zero; the engine clears the counters before every input).
+#[inline]
+fn bump_label(index: usize) {
+    let c = &COUNTERS[index];
+    let old = c.load(Relaxed);
+    c.store(old.saturating_add(1), Relaxed);
+    if old == 0 {
+        let clock = crate::choice::draw_clock();
+        FIRST_HITS.with(|hits| hits.borrow_mut().push((index as u32, clock)));
+    }
+}
+
+/// The label features this thread's run has reached since [`begin_run`], each with the draw
+/// clock when it was first reached, in that order; empties the list. Read by the fuzz harness
+/// for the mutator; nothing in a run reads it.
+pub fn take_first_hits() -> Vec<(u32, u32)> {
+    FIRST_HITS.with(|hits| std::mem::take(&mut *hits.borrow_mut()))
 }
 
 /// True when event features are collected (the one branch on the history's push path).
@@ -196,6 +222,7 @@ pub fn edges_on() -> bool {
 /// Starts a run's per-thread signal state (the previous event of every node is forgotten).
 pub fn begin_run() {
     PREV.with(|p| p.set([0; NODE_SLOTS]));
+    FIRST_HITS.with(|hits| hits.borrow_mut().clear());
 }
 
 /// Feeds one history event: `node` is the node id (`u64::MAX` for the harness), `kind` the
@@ -232,7 +259,7 @@ pub const fn label_hash(label: &str) -> u64 {
 #[inline]
 pub fn cover_hash(hash: u64) {
     if LABELS_ON.load(Relaxed) {
-        bump(LABEL_BASE + (hash % LABEL_LEN as u64) as usize);
+        bump_label(LABEL_BASE + (hash % LABEL_LEN as u64) as usize);
     }
 }
 
@@ -243,8 +270,40 @@ pub fn cover_value(hash: u64, value: u64) {
     if LABELS_ON.load(Relaxed) {
         let h =
             (hash ^ value.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        bump(LABEL_BASE + ((h >> 32) % LABEL_LEN as u64) as usize);
+        bump_label(LABEL_BASE + ((h >> 32) % LABEL_LEN as u64) as usize);
     }
+}
+
+/// Feeds a change of a node's abstract state ([`crate::node::abstract_state`]) as a label
+/// feature: each distinct *(from, to)* pair is its own feature, whichever node made it.
+#[inline]
+pub fn cover_transition(from: u64, to: u64) {
+    const HASH: u64 = label_hash("abstract.transition");
+    cover_value(
+        HASH,
+        from.wrapping_mul(0x0100_0000_01b3).rotate_left(29) ^ to,
+    );
+}
+
+/// True when label features are collected: callers skip work that only feeds them.
+#[inline(always)]
+pub fn labels_on() -> bool {
+    LABELS_ON.load(Relaxed)
+}
+
+/// Feeds the abstract state of the whole cluster (a digest of every node's abstract state,
+/// see [`crate::node::abstract_state_at`]) as a label feature.
+#[inline]
+pub fn cover_cluster(digest: u64) {
+    const HASH: u64 = label_hash("abstract.cluster");
+    cover_value(HASH, digest);
+}
+
+/// Feeds "a node went down in this abstract state" as a label feature.
+#[inline]
+pub fn cover_crash_in(state: u64) {
+    const HASH: u64 = label_hash("abstract.crash");
+    cover_value(HASH, state);
 }
 
 /// Feeds a finished run's history hash as a feature (the `hash` signal).
