@@ -13,15 +13,29 @@
 //!   lane to a new value (random, one more or less, zero, the largest), or delete, duplicate
 //!   or zero a short run of bytes in one lane;
 //! * **crossover** ([`crossover`]): each lane from one parent or the other, and the fault
-//!   events of both, so a workload that reaches a state meets a fault schedule that breaks it.
+//!   events of both, so a workload that reaches a state meets a fault schedule that breaks it;
+//! * **a fresh future** ([`Lane::Futures`]): keep the run up to a cut and draw everything
+//!   after it from a new seed — what a seed sweep would try next, from a past worth keeping.
+//!   Three cuts in four fall just after a **rare state** the input's run reached: a label
+//!   feature (a `cover!`, or an abstract state a node named with
+//!   [`crate::node::abstract_state_at`]) that few runs reached, picked with odds inversely
+//!   proportional to how many did;
+//! * **a fault just after a rare state**: add one fault decision among those the run drew
+//!   soon after such a state (a crash of the node as it commits, the loss of the message it
+//!   sends then), every other decision kept.
+//!
+//! The last two need to know what an input's run did: the fuzz harness tells this module
+//! after every run ([`observe_run`]: the label features it reached with the draw clock of
+//! each first hit, and the clock of each fault decision), and the mutator looks the input up
+//! by a hash of its bytes. This memory is the mutator's alone; no run reads it.
 //!
 //! Each edit changes the decisions it names and no others (that is what the lanes are for), so
 //! a mutation that turns a fault on keeps the rest of the run. [`mutate`] returns `None` for a
 //! share of calls so the engine's own byte mutations still run (they find what this one cannot
 //! express, such as a section that grows a lane past its old end).
 //!
-//! Deterministic: the result is a pure function of the input, `seed` and the event counts this
-//! thread has observed. It draws from [`Seeded`], never from the OS.
+//! Deterministic: the result is a pure function of the input, `seed` and what this thread has
+//! observed of earlier runs. It draws from [`Seeded`], never from the OS.
 //!
 //! ```
 //! use sim_core::choice::lanes::{label_id, Lane, LaneBuffers};
@@ -42,8 +56,12 @@
 //! assert!(child.len() <= 4096);
 //! ```
 
-use crate::choice::lanes::{Lane, LaneBuffers, EVENT_ENTRY_BYTES, MAX_EVENT_ORDINAL};
-use crate::choice::{observed_event_counts, Seeded, Source};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::choice::lanes::{Future, Lane, LaneBuffers, EVENT_ENTRY_BYTES, MAX_EVENT_ORDINAL};
+use crate::choice::{observed_draws, observed_event_counts, Seeded, Source};
+use crate::trace::stable_hash_bytes;
 
 /// Which mutations a fuzz target uses, from the `SIM_MUTATOR` environment variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +107,12 @@ const DENSE_WEIGHTS: [(Lane, u64); 5] = [
 /// Out of 100 calls, how many leave the input to the engine's byte mutations.
 const ENGINE_SHARE_PERCENT: u64 = 15;
 
+/// Out of 100 lane-aware mutations, how many give the input a fresh future.
+const FUTURE_SHARE_PERCENT: u64 = 30;
+
+/// Out of 100 lane-aware mutations, how many add a fault just after a rare state.
+const FAULT_AT_STATE_SHARE_PERCENT: u64 = 20;
+
 /// The largest distance a "near" move or copy of an event travels, in ordinals.
 const NEAR_ORDINALS: u64 = 8;
 
@@ -102,11 +126,21 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
     }
     let mut lanes = LaneBuffers::parse(data);
     let observed = observed_event_counts();
-    // Event edits half the time (when there is anything to edit), dense edits otherwise.
-    let edited = if rng.draw("mutate.kind", 2) == 0 {
-        mutate_events(&mut lanes, &observed, &mut rng) || mutate_dense(&mut lanes, &mut rng)
-    } else {
-        mutate_dense(&mut lanes, &mut rng)
+    let edited = match rng.draw("mutate.kind", 100) {
+        kind if kind < FUTURE_SHARE_PERCENT => {
+            mutate_futures(data, &mut lanes, observed_draws(data), &mut rng)
+                || mutate_dense(&mut lanes, &mut rng)
+        }
+        kind if kind < FUTURE_SHARE_PERCENT + FAULT_AT_STATE_SHARE_PERCENT => {
+            mutate_fault_after_rare_state(data, &mut lanes, &mut rng)
+                || mutate_events(&mut lanes, &observed, &mut rng)
+        }
+        // Event edits half the rest of the time (when there is anything to edit), dense
+        // edits otherwise.
+        kind if kind % 2 == 0 => {
+            mutate_events(&mut lanes, &observed, &mut rng) || mutate_dense(&mut lanes, &mut rng)
+        }
+        _ => mutate_dense(&mut lanes, &mut rng),
     };
     if !edited {
         return None;
@@ -138,9 +172,162 @@ pub fn crossover(a: &[u8], b: &[u8], max_size: usize, seed: u32) -> Vec<u8> {
     events.sort_unstable();
     events.dedup();
     child.set_events(&events);
+    // The futures go with the workload: they continue the run its choices began.
+    let futures_from = if child.dense(Lane::Workload) == left.dense(Lane::Workload) {
+        &left
+    } else {
+        &right
+    };
+    child.set_futures(&futures_from.futures());
     let mut out = child.to_bytes();
     out.truncate(section_boundary_at_most(&out, max_size));
     out
+}
+
+thread_local! {
+    /// What recent runs of this thread reached: the mutator's memory. Written by the fuzz
+    /// harness after each run ([`observe_run`]), read only here; no run reads it.
+    static OBSERVED: RefCell<Observed> = RefCell::new(Observed::default());
+}
+
+/// How many inputs' first hits [`Observed`] keeps before it starts over.
+const OBSERVED_INPUTS_MAX: usize = 1 << 16;
+
+#[derive(Default)]
+struct Observed {
+    /// By a hash of the input's bytes: the label features its run reached, each with the
+    /// draw clock when it first did.
+    first_hits: BTreeMap<u64, Vec<(u32, u32)>>,
+    /// Per label feature: how many runs reached it (how common the state is).
+    runs_reaching: BTreeMap<u32, u64>,
+    /// By a hash of the input's bytes: its run's event draws, each label id with the draw
+    /// clock ([`crate::choice::take_event_clocks`]).
+    event_clocks: BTreeMap<u64, Vec<(u16, u32)>>,
+}
+
+/// Tells the mutator what the run of `data` reached: its label features and the draw clock
+/// at the first hit of each ([`crate::signal::take_first_hits`]). The fuzz harness calls it
+/// after every run; the fresh-future mutation then prefers to cut an input just after a
+/// state few runs have reached, and so explores many futures of a rare past.
+pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, event_clocks: Vec<(u16, u32)>) {
+    OBSERVED.with(|observed| {
+        let mut observed = observed.borrow_mut();
+        for &(feature, _) in &first_hits {
+            *observed.runs_reaching.entry(feature).or_insert(0) += 1;
+        }
+        if observed.first_hits.len() >= OBSERVED_INPUTS_MAX {
+            observed.first_hits.clear();
+            observed.event_clocks.clear();
+        }
+        let hash = stable_hash_bytes(data);
+        observed.first_hits.insert(hash, first_hits);
+        observed.event_clocks.insert(hash, event_clocks);
+    });
+}
+
+/// Adds a fault decision drawn just after a rare state the run of `data` reached: a label
+/// picked among those the run drew events under in the next [`FAULT_WINDOW_DRAWS`] event
+/// draws, at its first, second or third draw after the state. Every other decision stays as
+/// it was, so the fault lands on the state that made the run interesting — a crash of the
+/// leader right as it commits, say. False when the run is unknown.
+fn mutate_fault_after_rare_state(data: &[u8], lanes: &mut LaneBuffers, rng: &mut Seeded) -> bool {
+    let Some(clock) = cut_after_rare_state(data, rng) else {
+        return false;
+    };
+    let entry = OBSERVED.with(|observed| {
+        let observed = observed.borrow();
+        let clocks = observed.event_clocks.get(&stable_hash_bytes(data))?;
+        let start = clocks.partition_point(|&(_, at)| at <= clock);
+        let window = &clocks[start..clocks.len().min(start + FAULT_WINDOW_DRAWS)];
+        let mut labels: Vec<u16> = window.iter().map(|&(id, _)| id).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        if labels.is_empty() {
+            return None;
+        }
+        let id = labels[rng.draw("mutate.fault.label", labels.len() as u64) as usize];
+        let before = clocks[..start].iter().filter(|&&(i, _)| i == id).count() as u32;
+        let later = rng.draw("mutate.fault.later", 3) as u32;
+        Some((id, before + later))
+    });
+    let Some((id, ordinal)) = entry else {
+        return false;
+    };
+    let mut events = lanes.events();
+    events.push((id, ordinal.min(MAX_EVENT_ORDINAL)));
+    events.sort_unstable();
+    events.dedup();
+    lanes.set_events(&events);
+    true
+}
+
+/// How many event draws after a rare state [`mutate_fault_after_rare_state`] looks at.
+const FAULT_WINDOW_DRAWS: usize = 64;
+
+/// A cut just after a state the run of `data` reached, picked with odds inversely
+/// proportional to how many runs reached it; `None` when its run is unknown or reached none.
+fn cut_after_rare_state(data: &[u8], rng: &mut Seeded) -> Option<u32> {
+    OBSERVED.with(|observed| {
+        let observed = observed.borrow();
+        let hits = observed.first_hits.get(&stable_hash_bytes(data))?;
+        // Weights 2^20 / runs: a state reached by one run in a thousand is picked a thousand
+        // times as often as one every run reaches.
+        let weights: Vec<u64> = hits
+            .iter()
+            .map(|(feature, _)| {
+                (1 << 20)
+                    / observed
+                        .runs_reaching
+                        .get(feature)
+                        .copied()
+                        .unwrap_or(1)
+                        .max(1)
+            })
+            .collect();
+        let total: u64 = weights.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut pick = rng.draw("mutate.future.state", total);
+        let at = weights
+            .iter()
+            .position(|&w| {
+                let here = pick < w;
+                pick = pick.saturating_sub(w);
+                here
+            })
+            .unwrap_or(0);
+        Some(hits[at].1)
+    })
+}
+
+/// Gives the run a fresh future: keeps its first `cut` draws and draws the rest from a new
+/// seed; futures the input had from that cut on are dropped. The cut is, three times in four,
+/// just after a rare state the run reached ([`observe_run`]), otherwise anywhere its run still
+/// draws (`draws` being how many it made). One time in eight removes the last future instead,
+/// so an input can become plain again. False when there is nothing to cut.
+fn mutate_futures(data: &[u8], lanes: &mut LaneBuffers, draws: u32, rng: &mut Seeded) -> bool {
+    let mut futures = lanes.futures();
+    if !futures.is_empty() && rng.draw("mutate.future.remove", 8) == 0 {
+        futures.pop();
+        lanes.set_futures(&futures);
+        return true;
+    }
+    let rare = if rng.draw("mutate.future.where", 4) == 0 {
+        None
+    } else {
+        cut_after_rare_state(data, rng)
+    };
+    let cut = match rare {
+        Some(clock) => clock.saturating_add(rng.draw("mutate.future.after", 4) as u32),
+        None if draws == 0 => return false,
+        None => rng.draw("mutate.future.cut", u64::from(draws)) as u32,
+    };
+    let seed = rng.draw("mutate.future.seed", 1 << 32) as u32;
+    futures.retain(|future| future.cut < cut);
+    futures.push(Future { cut, seed });
+    lanes.set_futures(&futures);
+    true
 }
 
 /// Adds, removes, moves or copies one event entry. False when there is nothing to work with
@@ -314,6 +501,85 @@ mod tests {
             }
         }
         assert!(event_edits > 200, "{event_edits} event edits in 2000 calls");
+    }
+
+    #[test]
+    fn a_future_edit_keeps_every_other_lane_and_cuts_after_a_rare_state() {
+        let input = sample();
+        let before = LaneBuffers::parse(&input);
+        // The mutator has seen this input's run: a common state at clock 10, a rare one at 40.
+        for _ in 0..50 {
+            observe_run(&[1], vec![(7, 3)], Vec::new());
+        }
+        observe_run(&input, vec![(7, 10), (9, 40)], Vec::new());
+        let (mut futures, mut near_rare) = (0, 0);
+        for seed in 0..2000 {
+            let Some(out) = mutate(&input, 4096, seed) else {
+                continue;
+            };
+            let after = LaneBuffers::parse(&out);
+            if after.futures() == before.futures() {
+                continue;
+            }
+            futures += 1;
+            for lane in Lane::ALL.into_iter().filter(|&l| l != Lane::Futures) {
+                assert_eq!(
+                    after.dense(lane),
+                    before.dense(lane),
+                    "seed {seed}, {lane:?}"
+                );
+            }
+            let cut = after.futures()[0].cut;
+            near_rare += u32::from((40..44).contains(&cut));
+        }
+        assert!(futures > 300, "{futures} future edits in 2000 calls");
+        // Three in four cuts follow a state the run reached, weighted 50:1 towards the rare one.
+        assert!(
+            near_rare * 2 > futures,
+            "{near_rare} of {futures} cuts just after the rare state"
+        );
+    }
+
+    #[test]
+    fn a_fault_after_a_rare_state_lands_on_a_draw_that_follows_it() {
+        let mut before = LaneBuffers::default();
+        before.dense_mut(Lane::Workload).extend_from_slice(&[4; 20]);
+        let input = before.to_bytes();
+        let crash = label_id("nemesis.crash");
+        let loss = label_id("net.fault.loss");
+        // Event draws of the run: crash ticks at clocks 5, 15, 25...; a loss draw at 31.
+        let mut clocks: Vec<(u16, u32)> = (0..10).map(|i| (crash, 5 + 10 * i)).collect();
+        clocks.push((loss, 31));
+        clocks.sort_by_key(|&(_, at)| at);
+        observe_run(&input, vec![(11, 30)], clocks);
+        let mut added = Vec::new();
+        for seed in 0..3000 {
+            let mut rng = Seeded::new(seed);
+            let mut lanes = before.clone();
+            if mutate_fault_after_rare_state(&input, &mut lanes, &mut rng) {
+                let new: Vec<(u16, u32)> = lanes
+                    .events()
+                    .into_iter()
+                    .filter(|e| !before.events().contains(e))
+                    .collect();
+                assert_eq!(new.len(), 1, "one event added");
+                added.push(new[0]);
+            }
+        }
+        assert!(!added.is_empty());
+        // Crash draws 3, 4, 5 (clocks 35, 45, 55) follow the state at clock 30; loss draw 0
+        // (clock 31) does.
+        for &(id, ordinal) in &added {
+            if id == crash {
+                assert!((3..=5).contains(&ordinal), "crash ordinal {ordinal}");
+            } else {
+                assert_eq!(id, loss);
+                assert!(ordinal <= 2, "loss ordinal {ordinal}");
+            }
+        }
+        assert!(
+            added.iter().any(|&(id, _)| id == crash) && added.iter().any(|&(id, _)| id == loss)
+        );
     }
 
     #[test]
