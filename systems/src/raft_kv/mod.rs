@@ -36,6 +36,10 @@
 //!   (the paper's Figure 8): a later leader may overwrite it.
 //! * `stale-read`: a leader serves reads from its own state without confirming it still
 //!   leads; a deposed leader returns stale values.
+//! * `commit-past-request`: a follower advances its commit index to the leader's within its
+//!   whole log, not only up to the last entry the request vouched for (Figure 2's
+//!   `min(leaderCommit, index of last new entry)`); a suffix a deposed leader left behind is
+//!   then applied although the new leader holds other entries there.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -74,6 +78,10 @@ pub const SPEC: SystemSpec = SystemSpec {
             name: "stale-read",
             about: "a leader serves reads without confirming it still leads",
         },
+        BugSpec {
+            name: "commit-past-request",
+            about: "a follower commits past the last entry the AppendEntries vouched for",
+        },
     ],
     flags: &[],
     thread_per_run: false,
@@ -103,6 +111,8 @@ pub struct Bugs {
     pub old_term_commit: bool,
     /// See the module docs.
     pub stale_read: bool,
+    /// See the module docs.
+    pub commit_past_request: bool,
 }
 
 impl Bugs {
@@ -112,6 +122,7 @@ impl Bugs {
             vote_not_persisted: opts.bug_is("vote-not-persisted"),
             old_term_commit: opts.bug_is("old-term-commit"),
             stale_read: opts.bug_is("stale-read"),
+            commit_past_request: opts.bug_is("commit-past-request"),
         }
     }
 }

@@ -22,8 +22,8 @@ use futures::StreamExt;
 use sim_core::check::kv::{KvInput, KvOutput};
 use sim_core::choice::Choices;
 use sim_core::net::{Addr, Socket};
-use sim_core::sim;
 use sim_core::time::{now, sleep_until, Instant};
+use sim_core::{node, sim};
 
 use super::invariants::Observer;
 use super::log::{Command, Entry, Log};
@@ -184,6 +184,30 @@ struct Replica {
 }
 
 impl Replica {
+    /// This replica's state in the terms Raft's correctness argument uses, in 7 bits: its
+    /// role; whom it voted for in its term (nobody, itself, another); whether its log holds
+    /// an entry of its term; whether term and vote, and whether the log, are ahead of what
+    /// the disk has synced. Named to sim-core after every event ([`node::abstract_state`]):
+    /// a fuzzer is rewarded for a transition, or a crash in a state, that no input reached
+    /// before (a replica crashing with an answered vote not yet durable, say) without being
+    /// told which of them is a bug.
+    fn abstract_state(&self) -> u64 {
+        let role = match self.role {
+            Role::Follower => 0,
+            Role::Candidate { .. } => 1,
+            Role::Leader { .. } => 2,
+        };
+        let vote = match self.vote {
+            None => 0,
+            Some(v) if v == self.me => 1,
+            Some(_) => 2,
+        };
+        let own_term_entry = u64::from(self.log.last_term() == self.term);
+        let meta_unsynced = u64::from(self.storage.meta_unsynced());
+        let log_unsynced = u64::from(self.storage.synced_entries() < self.log.last_index());
+        role | vote << 2 | own_term_entry << 4 | meta_unsynced << 5 | log_unsynced << 6
+    }
+
     async fn run(&mut self, mut synced_rx: mpsc::UnboundedReceiver<(u64, u64)>) {
         loop {
             let event = {
@@ -229,6 +253,7 @@ impl Replica {
                     Role::Follower => self.deadline = self.election_at,
                 },
             }
+            node::abstract_state_at(self.term, self.abstract_state());
         }
     }
 
@@ -458,10 +483,18 @@ impl Replica {
                 .wrote(self.me, index, before, &entries[i..]);
             self.storage.sync_log().await;
         }
-        // Rule 5: commit up to the leader's commit, within what this request covered.
         let last_new = prev_index + entries.len() as u64;
+        // Rule 5: commit up to the leader's commit, within what this request covered.
         if commit > self.commit {
-            self.commit = commit.min(last_new).max(self.commit);
+            // The request vouches only for the log up to its last entry: a suffix past it may
+            // be a deposed leader's, not yet overwritten.
+            let vouched = if self.bugs.commit_past_request {
+                // Planted bug: commits up to the leader's commit within the whole log.
+                self.log.last_index()
+            } else {
+                last_new
+            };
+            self.commit = commit.min(vouched).max(self.commit);
             self.apply();
         }
         Msg::AppendReply {

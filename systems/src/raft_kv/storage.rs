@@ -173,6 +173,8 @@ pub struct Storage {
     /// Counts truncations, so a sync that a truncation overtook does not claim entries
     /// written after it began.
     truncations: Rc<Cell<u64>>,
+    /// A meta record was written and no sync has covered it yet.
+    meta_unsynced: bool,
 }
 
 impl Storage {
@@ -218,6 +220,7 @@ impl Storage {
             // What recovery read is what the crash left on the medium.
             synced: Rc::new(Cell::new(entries)),
             truncations: Rc::new(Cell::new(0)),
+            meta_unsynced: false,
         };
         let durable = Durable {
             term,
@@ -232,6 +235,7 @@ impl Storage {
     pub async fn save_meta(&mut self, term: u64, vote: Option<u32>) {
         self.write_meta(term, vote).await;
         retry("meta sync", || self.meta.sync()).await;
+        self.meta_unsynced = false;
     }
 
     /// Writes term and vote to the slot not holding the newest record, without syncing it.
@@ -240,6 +244,12 @@ impl Storage {
         let slot = meta_slot(self.meta_seq, term, vote);
         let offset = (self.meta_seq % 2) * SLOT_STRIDE_BYTES;
         retry("meta write", || self.meta.write_at(offset, &slot)).await;
+        self.meta_unsynced = true;
+    }
+
+    /// True while term and vote as last written are not known durable.
+    pub fn meta_unsynced(&self) -> bool {
+        self.meta_unsynced
     }
 
     /// Replaces the log from `index` (from 1) on with `entries`; not yet durable.
