@@ -1,0 +1,281 @@
+//! How much a fresh future from a rare state is worth, without a fuzzer's noise (issue 9's
+//! study; figures in `fuzz/README.md`). Uninstrumented, in process, label signal on.
+//!
+//!     cargo run --release -p acceptance --example explore_study -- SYSTEM BUG [TRIALS] [BUDGET]
+//!
+//! * Default: an idealised "go-explore" search. Each trial starts from 32 recorded seed runs
+//!   (as `scripts/hunt.sh` does) and keeps, per label feature (`cover!`, abstract-state
+//!   transitions, crash states, cluster states), up to `RESERVOIR` (1) inputs that reached it
+//!   with the draw clock when they did. Each step picks a feature with odds inversely
+//!   proportional to how many runs reached it (`WEIGHT=1`: to the square root) and runs its
+//!   input with a fresh future cut just after the first hit, or (`FAULT_PERCENT` of steps)
+//!   with one fault added among the decisions drawn right after it; `FOLLOW=K` first tries K
+//!   futures of every newly reached feature. Prints runs to the first failure per trial and
+//!   the median; compare `sim sweep --until-first`.
+//! * `PROFILE=SEED`: along a failing seed's run, for each feature it reached, the failure rate
+//!   of 200 fresh futures cut just after its first hit (where the failure becomes likely).
+//! * `CENSUS=F1,F2,..`: over BUDGET seeds, how many runs reach any of these label features
+//!   (counter indexes, as `PROFILE` prints them) and how many of those fail.
+
+use std::collections::BTreeMap;
+
+use sim_core::choice::lanes::{Future, LaneBuffers};
+use sim_core::choice::{encode, Input, Recorder, Seeded, Source};
+use sim_core::signal::{self, Signals};
+use sim_core::system::SystemSpec;
+
+/// An input, the draw clock at which its run first reached a feature, and its run's event
+/// draws (label id, clock).
+type Reached = (Vec<u8>, u32, std::rc::Rc<Vec<(u16, u32)>>);
+
+struct Cell {
+    /// Up to RESERVOIR inputs that reached the feature.
+    inputs: Vec<Reached>,
+    /// How many runs offered an input for this cell (reservoir sampling).
+    offered: u64,
+}
+
+fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name).map_or(default, |v| v.parse().expect("a number"))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (system, bug) = (args[0].as_str(), args[1].as_str());
+    let trials: u64 = args
+        .get(2)
+        .map_or(10, |t| t.parse().expect("a trial count"));
+    let budget: u64 = args
+        .get(3)
+        .map_or(200_000, |t| t.parse().expect("a run budget"));
+    let all = systems::all();
+    let spec: &SystemSpec = all
+        .iter()
+        .find(|s| s.name == system)
+        .expect("a system `sim list` shows");
+    let opts = spec.options(Some(bug)).expect("a bug `sim list` shows");
+    Signals {
+        edges: false,
+        labels: true,
+        hash: false,
+        reject: false,
+    }
+    .install();
+    if let Ok(seed) = std::env::var("PROFILE") {
+        // Along a failing seed's run: for each label feature it reached, the failure rate of
+        // 200 fresh futures cut just after its first hit.
+        let recorder = Recorder::new(Seeded::new(seed.parse().expect("a seed")));
+        let log = recorder.log();
+        (spec.build)(&opts).run(Box::new(recorder));
+        let bytes = encode(&log.borrow().draws);
+        signal::clear();
+        signal::begin_run();
+        let report = (spec.build)(&opts).run_input(&Input::Bytes(bytes.clone()));
+        assert!(report.outcome.class.is_failure(), "the seed fails");
+        let hits = signal::take_first_hits();
+        let total_draws = log.borrow().draws.len();
+        println!("draws={total_draws} features={}", hits.len());
+        let mut last_clock = u32::MAX;
+        for (feature, clock) in hits {
+            if clock == last_clock {
+                continue;
+            }
+            last_clock = clock;
+            let mut fails = 0;
+            for s in 0..200u32 {
+                let mut lanes = LaneBuffers::parse(&bytes);
+                lanes.set_futures(&[Future {
+                    cut: clock,
+                    seed: s,
+                }]);
+                let report = (spec.build)(&opts).run_input(&Input::Bytes(lanes.to_bytes()));
+                fails += u32::from(report.outcome.class.is_failure());
+            }
+            println!("clock={clock} feature={feature} fails={fails}/200");
+        }
+        return;
+    }
+    if std::env::var("CENSUS").is_ok() {
+        // How often random runs crash a replica holding an answered, unsynced vote, and how
+        // often the runs that do, and those that do not, fail.
+        let wanted: Vec<u32> = std::env::var("CENSUS")
+            .unwrap()
+            .split(',')
+            .map(|f| f.parse().expect("feature numbers"))
+            .collect();
+        let (mut reach, mut fail_reach, mut fail_other) = (0, 0, 0);
+        for seed in 0..budget {
+            signal::clear();
+            signal::begin_run();
+            let report = (spec.build)(&opts).run_input(&Input::Seed(seed));
+            let hits = signal::take_first_hits();
+            let reached = hits.iter().any(|(f, _)| wanted.contains(f));
+            let failed = report.outcome.class.is_failure();
+            reach += u64::from(reached);
+            fail_reach += u64::from(reached && failed);
+            fail_other += u64::from(!reached && failed);
+        }
+        println!("runs={budget} reach={reach} fail_reach={fail_reach} fail_other={fail_other}");
+        return;
+    }
+    let mut results = Vec::new();
+    for trial in 1..=trials {
+        let mut rng = Seeded::new(trial);
+        let mut runs_reaching: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut archive: BTreeMap<u32, Cell> = BTreeMap::new();
+        let mut runs = 0u64;
+        let mut found = None;
+        let mut queue: Vec<(Vec<u8>, u32)> = Vec::new();
+        let follow = knob("FOLLOW", 0);
+        let run = |input: Vec<u8>,
+                   runs_reaching: &mut BTreeMap<u32, u64>,
+                   archive: &mut BTreeMap<u32, Cell>,
+                   queue: &mut Vec<(Vec<u8>, u32)>| {
+            signal::clear();
+            signal::begin_run();
+            let report = (spec.build)(&opts).run_input(&Input::Bytes(input.clone()));
+            let events = std::rc::Rc::new(sim_core::choice::take_event_clocks());
+            for (feature, clock) in signal::take_first_hits() {
+                *runs_reaching.entry(feature).or_insert(0) += 1;
+                let cell = archive.entry(feature).or_insert_with(|| Cell {
+                    inputs: Vec::new(),
+                    offered: 0,
+                });
+                cell.offered += 1;
+                if cell.offered == 1 {
+                    for _ in 0..follow {
+                        queue.push((input.clone(), clock));
+                    }
+                }
+                let reservoir = knob("RESERVOIR", 1) as usize;
+                if cell.inputs.len() < reservoir {
+                    cell.inputs.push((input.clone(), clock, events.clone()));
+                } else {
+                    // Deterministic reservoir sampling, keyed by the offer count.
+                    let slot = (Seeded::new(cell.offered).draw("slot", cell.offered)) as usize;
+                    if slot < reservoir {
+                        cell.inputs[slot] = (input.clone(), clock, events.clone());
+                    }
+                }
+            }
+            report.outcome.class.is_failure()
+        };
+        for seed in 0..32 {
+            let recorder = Recorder::new(Seeded::new(trial * 1_000_000 + seed));
+            let log = recorder.log();
+            (spec.build)(&opts).run(Box::new(recorder));
+            runs += 1;
+            let bytes = encode(&log.borrow().draws);
+            if run(bytes, &mut runs_reaching, &mut archive, &mut queue) {
+                found = Some(runs);
+                break;
+            }
+        }
+        while found.is_none() && runs < budget {
+            if let Some((input, clock)) = queue.pop() {
+                let clock: u32 = clock;
+                let mut lanes = LaneBuffers::parse(&input);
+                let cut = clock + rng.draw("after", 4) as u32;
+                let mut futures = lanes.futures();
+                futures.retain(|f| f.cut < cut);
+                futures.push(Future {
+                    cut,
+                    seed: rng.draw("seed", 1 << 32) as u32,
+                });
+                lanes.set_futures(&futures);
+                runs += 1;
+                if run(
+                    lanes.to_bytes(),
+                    &mut runs_reaching,
+                    &mut archive,
+                    &mut queue,
+                ) {
+                    found = Some(runs);
+                }
+                continue;
+            }
+            let weights: Vec<(u32, u64)> = archive
+                .keys()
+                .map(|f| {
+                    let n = runs_reaching[f].max(1);
+                    let w = match knob("WEIGHT", 0) {
+                        0 => (1u64 << 20) / n,
+                        1 => ((1u64 << 40) as f64 / (n as f64).sqrt()) as u64 >> 20,
+                        _ => 1,
+                    };
+                    (*f, w)
+                })
+                .collect();
+            if weights.is_empty() {
+                eprintln!("{system} reached no label feature (no cover!, no abstract state): nothing to explore from");
+                std::process::exit(2);
+            }
+            let total: u64 = weights.iter().map(|w| w.1).sum();
+            let mut pick = rng.draw("pick", total.max(1));
+            let feature = weights
+                .iter()
+                .find(|(_, w)| {
+                    let here = pick < *w;
+                    pick = pick.saturating_sub(*w);
+                    here
+                })
+                .map_or(weights[0].0, |w| w.0);
+            let cell = &archive[&feature];
+            let (input, clock, events) =
+                &cell.inputs[rng.draw("which", cell.inputs.len() as u64) as usize];
+            let mut lanes = LaneBuffers::parse(input);
+            if rng.draw("op", 100) < knob("FAULT_PERCENT", 0) {
+                let start = events.partition_point(|&(_, at)| at <= *clock);
+                let window = &events[start..events.len().min(start + 64)];
+                let mut labels: Vec<u16> = window.iter().map(|&(id, _)| id).collect();
+                labels.sort_unstable();
+                labels.dedup();
+                if !labels.is_empty() {
+                    let id = labels[rng.draw("label", labels.len() as u64) as usize];
+                    let before = events[..start].iter().filter(|&&(i, _)| i == id).count() as u32;
+                    let mut entries = lanes.events();
+                    entries.push((id, before + rng.draw("later", 3) as u32));
+                    entries.sort_unstable();
+                    entries.dedup();
+                    lanes.set_events(&entries);
+                    runs += 1;
+                    if run(
+                        lanes.to_bytes(),
+                        &mut runs_reaching,
+                        &mut archive,
+                        &mut queue,
+                    ) {
+                        found = Some(runs);
+                    }
+                    continue;
+                }
+            }
+            let cut = clock + rng.draw("after", 4) as u32;
+            let mut futures = lanes.futures();
+            futures.retain(|f| f.cut < cut);
+            futures.push(Future {
+                cut,
+                seed: rng.draw("seed", 1 << 32) as u32,
+            });
+            lanes.set_futures(&futures);
+            runs += 1;
+            if run(
+                lanes.to_bytes(),
+                &mut runs_reaching,
+                &mut archive,
+                &mut queue,
+            ) {
+                found = Some(runs);
+            }
+        }
+        println!(
+            "trial={trial} found={} runs={} features={}",
+            u8::from(found.is_some()),
+            found.unwrap_or(runs),
+            archive.len()
+        );
+        results.push(found.unwrap_or(runs));
+    }
+    results.sort_unstable();
+    println!("median_runs={}", results[(results.len() - 1) / 2]);
+}
