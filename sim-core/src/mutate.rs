@@ -225,40 +225,62 @@ pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, event_clocks: Vec<(
     });
 }
 
-/// Adds a fault decision drawn just after a rare state the run of `data` reached: a label
-/// picked among those the run drew events under in the next [`FAULT_WINDOW_DRAWS`] event
-/// draws, at its first, second or third draw after the state. Every other decision stays as
-/// it was, so the fault lands on the state that made the run interesting — a crash of the
-/// leader right as it commits, say. False when the run is unknown.
+/// Adds a fault decision drawn just after a rare state the run of `data` reached (see
+/// [`add_fault_after`]). False when the run is unknown.
 fn mutate_fault_after_rare_state(data: &[u8], lanes: &mut LaneBuffers, rng: &mut Seeded) -> bool {
     let Some(clock) = cut_after_rare_state(data, rng) else {
         return false;
     };
-    let entry = OBSERVED.with(|observed| {
+    OBSERVED.with(|observed| {
         let observed = observed.borrow();
-        let clocks = observed.event_clocks.get(&stable_hash_bytes(data))?;
-        let start = clocks.partition_point(|&(_, at)| at <= clock);
-        let window = &clocks[start..clocks.len().min(start + FAULT_WINDOW_DRAWS)];
-        let mut labels: Vec<u16> = window.iter().map(|&(id, _)| id).collect();
-        labels.sort_unstable();
-        labels.dedup();
-        if labels.is_empty() {
-            return None;
-        }
-        let id = labels[rng.draw("mutate.fault.label", labels.len() as u64) as usize];
-        let before = clocks[..start].iter().filter(|&&(i, _)| i == id).count() as u32;
-        let later = rng.draw("mutate.fault.later", 3) as u32;
-        Some((id, before + later))
-    });
-    let Some((id, ordinal)) = entry else {
+        observed
+            .event_clocks
+            .get(&stable_hash_bytes(data))
+            .is_some_and(|clocks| add_fault_after(lanes, clock, clocks, rng))
+    })
+}
+
+/// Adds one fault decision among those a run drew just after draw clock `clock`: a label
+/// picked among those it drew events under in the next [`FAULT_WINDOW_DRAWS`] event draws,
+/// at its first, second or third draw after `clock`. `event_clocks` are the run's event draws
+/// in order (label id, clock; [`crate::choice::take_event_clocks`]). Every other decision
+/// stays as it was, so the fault lands on the state reached at `clock` — a crash of the
+/// leader right as it commits, say. False when the run drew no event after `clock`.
+pub fn add_fault_after(
+    lanes: &mut LaneBuffers,
+    clock: u32,
+    event_clocks: &[(u16, u32)],
+    rng: &mut Seeded,
+) -> bool {
+    let start = event_clocks.partition_point(|&(_, at)| at <= clock);
+    let window = &event_clocks[start..event_clocks.len().min(start + FAULT_WINDOW_DRAWS)];
+    let mut labels: Vec<u16> = window.iter().map(|&(id, _)| id).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    if labels.is_empty() {
         return false;
-    };
+    }
+    let id = labels[rng.draw("mutate.fault.label", labels.len() as u64) as usize];
+    let before = event_clocks[..start]
+        .iter()
+        .filter(|&&(i, _)| i == id)
+        .count() as u32;
+    let ordinal = before + rng.draw("mutate.fault.later", 3) as u32;
     let mut events = lanes.events();
     events.push((id, ordinal.min(MAX_EVENT_ORDINAL)));
     events.sort_unstable();
     events.dedup();
     lanes.set_events(&events);
     true
+}
+
+/// Gives the run a fresh future from draw `cut` on, drawn from `seed`: futures the input had
+/// from that cut on are dropped, earlier ones kept.
+pub fn add_future(lanes: &mut LaneBuffers, cut: u32, seed: u32) {
+    let mut futures = lanes.futures();
+    futures.retain(|future| future.cut < cut);
+    futures.push(Future { cut, seed });
+    lanes.set_futures(&futures);
 }
 
 /// How many event draws after a rare state [`mutate_fault_after_rare_state`] looks at.
@@ -324,9 +346,7 @@ fn mutate_futures(data: &[u8], lanes: &mut LaneBuffers, draws: u32, rng: &mut Se
         None => rng.draw("mutate.future.cut", u64::from(draws)) as u32,
     };
     let seed = rng.draw("mutate.future.seed", 1 << 32) as u32;
-    futures.retain(|future| future.cut < cut);
-    futures.push(Future { cut, seed });
-    lanes.set_futures(&futures);
+    add_future(lanes, cut, seed);
     true
 }
 

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use sim_core::choice::lanes::{Future, LaneBuffers};
 use sim_core::choice::{encode, Input, Recorder, Seeded, Source};
+use sim_core::mutate;
 use sim_core::signal::{self, Signals};
 use sim_core::system::SystemSpec;
 
@@ -172,99 +173,29 @@ fn main() {
             }
         }
         while found.is_none() && runs < budget {
-            if let Some((input, clock)) = queue.pop() {
-                let clock: u32 = clock;
-                let mut lanes = LaneBuffers::parse(&input);
-                let cut = clock + rng.draw("after", 4) as u32;
-                let mut futures = lanes.futures();
-                futures.retain(|f| f.cut < cut);
-                futures.push(Future {
-                    cut,
-                    seed: rng.draw("seed", 1 << 32) as u32,
-                });
-                lanes.set_futures(&futures);
-                runs += 1;
-                if run(
-                    lanes.to_bytes(),
-                    &mut runs_reaching,
-                    &mut archive,
-                    &mut queue,
-                ) {
-                    found = Some(runs);
-                }
-                continue;
-            }
-            let weights: Vec<(u32, u64)> = archive
-                .keys()
-                .map(|f| {
-                    let n = runs_reaching[f].max(1);
-                    let w = match knob("WEIGHT", 0) {
-                        0 => (1u64 << 20) / n,
-                        1 => ((1u64 << 40) as f64 / (n as f64).sqrt()) as u64 >> 20,
-                        _ => 1,
-                    };
-                    (*f, w)
-                })
-                .collect();
-            if weights.is_empty() {
-                eprintln!("{system} reached no label feature (no cover!, no abstract state): nothing to explore from");
-                std::process::exit(2);
-            }
-            let total: u64 = weights.iter().map(|w| w.1).sum();
-            let mut pick = rng.draw("pick", total.max(1));
-            let feature = weights
-                .iter()
-                .find(|(_, w)| {
-                    let here = pick < *w;
-                    pick = pick.saturating_sub(*w);
-                    here
-                })
-                .map_or(weights[0].0, |w| w.0);
-            let cell = &archive[&feature];
-            let (input, clock, events) =
-                &cell.inputs[rng.draw("which", cell.inputs.len() as u64) as usize];
-            let mut lanes = LaneBuffers::parse(input);
-            if rng.draw("op", 100) < knob("FAULT_PERCENT", 0) {
-                let start = events.partition_point(|&(_, at)| at <= *clock);
-                let window = &events[start..events.len().min(start + 64)];
-                let mut labels: Vec<u16> = window.iter().map(|&(id, _)| id).collect();
-                labels.sort_unstable();
-                labels.dedup();
-                if !labels.is_empty() {
-                    let id = labels[rng.draw("label", labels.len() as u64) as usize];
-                    let before = events[..start].iter().filter(|&&(i, _)| i == id).count() as u32;
-                    let mut entries = lanes.events();
-                    entries.push((id, before + rng.draw("later", 3) as u32));
-                    entries.sort_unstable();
-                    entries.dedup();
-                    lanes.set_events(&entries);
-                    runs += 1;
-                    if run(
-                        lanes.to_bytes(),
-                        &mut runs_reaching,
-                        &mut archive,
-                        &mut queue,
-                    ) {
-                        found = Some(runs);
+            let child = match queue.pop() {
+                Some((input, clock)) => with_fresh_future(&input, clock, &mut rng),
+                None => {
+                    let feature = pick_feature(&archive, &runs_reaching, &mut rng)
+                        .unwrap_or_else(|| {
+                            eprintln!("{system} reached no label feature (no cover!, no abstract state): nothing to explore from");
+                            std::process::exit(2);
+                        });
+                    let cell = &archive[&feature];
+                    let (input, clock, events) =
+                        &cell.inputs[rng.draw("which", cell.inputs.len() as u64) as usize];
+                    let mut lanes = LaneBuffers::parse(input);
+                    if rng.draw("op", 100) < knob("FAULT_PERCENT", 0)
+                        && mutate::add_fault_after(&mut lanes, *clock, events, &mut rng)
+                    {
+                        lanes.to_bytes()
+                    } else {
+                        with_fresh_future(input, *clock, &mut rng)
                     }
-                    continue;
                 }
-            }
-            let cut = clock + rng.draw("after", 4) as u32;
-            let mut futures = lanes.futures();
-            futures.retain(|f| f.cut < cut);
-            futures.push(Future {
-                cut,
-                seed: rng.draw("seed", 1 << 32) as u32,
-            });
-            lanes.set_futures(&futures);
+            };
             runs += 1;
-            if run(
-                lanes.to_bytes(),
-                &mut runs_reaching,
-                &mut archive,
-                &mut queue,
-            ) {
+            if run(child, &mut runs_reaching, &mut archive, &mut queue) {
                 found = Some(runs);
             }
         }
@@ -278,4 +209,44 @@ fn main() {
     }
     results.sort_unstable();
     println!("median_runs={}", results[(results.len() - 1) / 2]);
+}
+
+/// `input` with a fresh future cut a few draws after `clock`.
+fn with_fresh_future(input: &[u8], clock: u32, rng: &mut Seeded) -> Vec<u8> {
+    let mut lanes = LaneBuffers::parse(input);
+    let cut = clock + rng.draw("after", 4) as u32;
+    mutate::add_future(&mut lanes, cut, rng.draw("seed", 1 << 32) as u32);
+    lanes.to_bytes()
+}
+
+/// A feature of the archive, with odds inversely proportional to how many runs reached it
+/// (`WEIGHT=1`: to the square root; `WEIGHT=2`: uniform); `None` when the archive is empty.
+fn pick_feature(
+    archive: &BTreeMap<u32, Cell>,
+    runs_reaching: &BTreeMap<u32, u64>,
+    rng: &mut Seeded,
+) -> Option<u32> {
+    let weights: Vec<(u32, u64)> = archive
+        .keys()
+        .map(|f| {
+            let n = runs_reaching[f].max(1);
+            let w = match knob("WEIGHT", 0) {
+                0 => (1u64 << 20) / n,
+                1 => ((1u64 << 40) as f64 / (n as f64).sqrt()) as u64 >> 20,
+                _ => 1,
+            };
+            (*f, w)
+        })
+        .collect();
+    let total: u64 = weights.iter().map(|w| w.1).sum();
+    let mut pick = rng.draw("pick", total.max(1));
+    weights
+        .iter()
+        .find(|(_, w)| {
+            let here = pick < *w;
+            pick = pick.saturating_sub(*w);
+            here
+        })
+        .or(weights.first())
+        .map(|w| w.0)
 }
