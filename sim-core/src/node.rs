@@ -437,14 +437,7 @@ pub(crate) fn take_down(id: u32, how: Down) {
         });
         // A crash loses unsynced disk state (drawn); a clean exit loses none.
         crate::disk::take_down(w, id, how == Down::Exit);
-        let n = &mut w.nodes.list[id as usize];
-        n.abstract_state = if how == Down::Exit {
-            ABSTRACT_FRESH
-        } else {
-            crate::signal::cover_crash_in(n.abstract_state);
-            ABSTRACT_CRASHED_IN | (n.abstract_state & ABSTRACT_STATE_MASK)
-        };
-        cover_cluster(&w.nodes);
+        abstract_state_down(&mut w.nodes, id, how == Down::Exit);
         let current = w.exec.current();
         let futures: Vec<BoxFuture> = tasks
             .into_iter()
@@ -500,6 +493,10 @@ pub fn abstract_state(state: u64) {
 /// the same term, and a restarted voter one term behind" is then one feature, whichever
 /// nodes play the parts — the kind of state a bug needs and random runs rarely reach.
 pub fn abstract_state_at(epoch: u64, state: u64) {
+    // Only the label signal reads abstract states: a sweep pays one relaxed load here.
+    if !crate::signal::labels_on() {
+        return;
+    }
     with(|w| {
         let Some(id) = w.current_node() else {
             return;
@@ -518,11 +515,25 @@ pub fn abstract_state_at(epoch: u64, state: u64) {
     })
 }
 
-/// Feeds the cluster's abstract state (see [`abstract_state_at`]), when labels are collected.
-fn cover_cluster(nodes: &Nodes) {
+/// Node `id` went down: a crash is a feature (the state it crashed in), and its next life
+/// starts from "crashed in that state" (or fresh, after a clean exit).
+fn abstract_state_down(nodes: &mut Nodes, id: u32, exit: bool) {
+    // Only the label signal reads abstract states (see `abstract_state_at`).
     if !crate::signal::labels_on() {
         return;
     }
+    let n = &mut nodes.list[id as usize];
+    n.abstract_state = if exit {
+        ABSTRACT_FRESH
+    } else {
+        crate::signal::cover_crash_in(n.abstract_state);
+        ABSTRACT_CRASHED_IN | (n.abstract_state & ABSTRACT_STATE_MASK)
+    };
+    cover_cluster(nodes);
+}
+
+/// Feeds the cluster's abstract state (see [`abstract_state_at`]), when labels are collected.
+fn cover_cluster(nodes: &Nodes) {
     let newest = nodes
         .list
         .iter()
