@@ -241,7 +241,7 @@ fn mutate_fault_after_rare_state(data: &[u8], lanes: &mut LaneBuffers, rng: &mut
 }
 
 /// Adds one fault decision among those a run drew just after draw clock `clock`: a label
-/// picked among those it drew events under in the next [`FAULT_WINDOW_DRAWS`] event draws,
+/// picked among those it drew events under in the next 64 event draws (`FAULT_WINDOW_DRAWS`),
 /// at its first, second or third draw after `clock`. `event_clocks` are the run's event draws
 /// in order (label id, clock; [`crate::choice::take_event_clocks`]). Every other decision
 /// stays as it was, so the fault lands on the state reached at `clock` — a crash of the
