@@ -217,10 +217,7 @@ impl Harness {
             // The signal's per-run state lives on the thread that runs.
             signal::begin_run();
             let report = (self.variant.system.build)(&self.opts).run_input(&input);
-            let seen = (
-                signal::take_first_hits(),
-                crate::choice::take_event_clocks(),
-            );
+            let seen = (signal::take_first_hits(), crate::choice::take_draw_trace());
             (report, seen)
         });
         crate::mutate::observe_run(data, first_hits.0, first_hits.1);

@@ -60,7 +60,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::choice::lanes::{Future, Lane, LaneBuffers, EVENT_ENTRY_BYTES, MAX_EVENT_ORDINAL};
-use crate::choice::{observed_draws, observed_event_counts, Seeded, Source};
+use crate::choice::{observed_event_counts, DrawTrace, Seeded, Source};
 use crate::trace::stable_hash_bytes;
 
 /// Which mutations a fuzz target uses, from the `SIM_MUTATOR` environment variable.
@@ -128,8 +128,7 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
     let observed = observed_event_counts();
     let edited = match rng.draw("mutate.kind", 100) {
         kind if kind < FUTURE_SHARE_PERCENT => {
-            mutate_futures(data, &mut lanes, observed_draws(data), &mut rng)
-                || mutate_dense(&mut lanes, &mut rng)
+            mutate_futures(data, &mut lanes, &mut rng) || mutate_dense(&mut lanes, &mut rng)
         }
         kind if kind < FUTURE_SHARE_PERCENT + FAULT_AT_STATE_SHARE_PERCENT => {
             mutate_fault_after_rare_state(data, &mut lanes, &mut rng)
@@ -195,34 +194,53 @@ const OBSERVED_INPUTS_MAX: usize = 1 << 16;
 
 #[derive(Default)]
 struct Observed {
-    /// By a hash of the input's bytes: the label features its run reached, each with the
-    /// draw clock when it first did.
-    first_hits: BTreeMap<u64, Vec<(u32, u32)>>,
+    /// By a hash of the input's bytes: what its run reached and drew.
+    runs: BTreeMap<u64, ObservedRun>,
     /// Per label feature: how many runs reached it (how common the state is).
     runs_reaching: BTreeMap<u32, u64>,
-    /// By a hash of the input's bytes: its run's event draws, each label id with the draw
-    /// clock ([`crate::choice::take_event_clocks`]).
-    event_clocks: BTreeMap<u64, Vec<(u16, u32)>>,
+    /// The most draws any run made (where to cut an input whose run was forgotten).
+    most_draws: u32,
 }
 
-/// Tells the mutator what the run of `data` reached: its label features and the draw clock
-/// at the first hit of each ([`crate::signal::take_first_hits`]). The fuzz harness calls it
-/// after every run; the fresh-future mutation then prefers to cut an input just after a
-/// state few runs have reached, and so explores many futures of a rare past.
-pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, event_clocks: Vec<(u16, u32)>) {
+/// One run, as the mutator remembers it.
+struct ObservedRun {
+    /// The label features it reached, each with the draw clock when it first did.
+    first_hits: Vec<(u32, u32)>,
+    /// Its draws and fault decisions ([`crate::choice::take_draw_trace`]).
+    trace: DrawTrace,
+}
+
+/// Tells the mutator what the run of `data` reached and drew: its label features with the
+/// draw clock of each first hit ([`crate::signal::take_first_hits`]) and its draw trace
+/// ([`crate::choice::take_draw_trace`]). The fuzz harness calls it after every run; the
+/// fresh-future mutation then prefers to cut an input just after a state few runs have
+/// reached, and so explores many futures of a rare past.
+pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
     OBSERVED.with(|observed| {
         let mut observed = observed.borrow_mut();
         for &(feature, _) in &first_hits {
             *observed.runs_reaching.entry(feature).or_insert(0) += 1;
         }
-        if observed.first_hits.len() >= OBSERVED_INPUTS_MAX {
-            observed.first_hits.clear();
-            observed.event_clocks.clear();
+        observed.most_draws = observed.most_draws.max(trace.draws);
+        if observed.runs.len() >= OBSERVED_INPUTS_MAX {
+            observed.runs.clear();
         }
-        let hash = stable_hash_bytes(data);
-        observed.first_hits.insert(hash, first_hits);
-        observed.event_clocks.insert(hash, event_clocks);
+        observed
+            .runs
+            .insert(stable_hash_bytes(data), ObservedRun { first_hits, trace });
     });
+}
+
+/// How many draws the run of `data` made if this thread ran it recently, otherwise the most
+/// any run made (0 before the first).
+fn observed_draws(data: &[u8]) -> u32 {
+    OBSERVED.with(|observed| {
+        let observed = observed.borrow();
+        observed
+            .runs
+            .get(&stable_hash_bytes(data))
+            .map_or(observed.most_draws, |run| run.trace.draws)
+    })
 }
 
 /// Adds a fault decision drawn just after a rare state the run of `data` reached (see
@@ -234,16 +252,16 @@ fn mutate_fault_after_rare_state(data: &[u8], lanes: &mut LaneBuffers, rng: &mut
     OBSERVED.with(|observed| {
         let observed = observed.borrow();
         observed
-            .event_clocks
+            .runs
             .get(&stable_hash_bytes(data))
-            .is_some_and(|clocks| add_fault_after(lanes, clock, clocks, rng))
+            .is_some_and(|run| add_fault_after(lanes, clock, &run.trace.event_clocks, rng))
     })
 }
 
 /// Adds one fault decision among those a run drew just after draw clock `clock`: a label
 /// picked among those it drew events under in the next 64 event draws (`FAULT_WINDOW_DRAWS`),
 /// at its first, second or third draw after `clock`. `event_clocks` are the run's event draws
-/// in order (label id, clock; [`crate::choice::take_event_clocks`]). Every other decision
+/// in order (label id, clock; [`DrawTrace::event_clocks`]). Every other decision
 /// stays as it was, so the fault lands on the state reached at `clock` — a crash of the
 /// leader right as it commits, say. False when the run drew no event after `clock`.
 pub fn add_fault_after(
@@ -283,6 +301,21 @@ pub fn add_future(lanes: &mut LaneBuffers, cut: u32, seed: u32) {
     lanes.set_futures(&futures);
 }
 
+/// An index into `weights`, each picked with odds proportional to its weight (one draw
+/// labelled `label`); `None` when they sum to zero.
+pub fn pick_weighted(weights: &[u64], label: &'static str, rng: &mut Seeded) -> Option<usize> {
+    let total: u64 = weights.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut pick = rng.draw(label, total);
+    weights.iter().position(|&w| {
+        let here = pick < w;
+        pick -= w.min(pick);
+        here
+    })
+}
+
 /// How many event draws after a rare state [`mutate_fault_after_rare_state`] looks at.
 const FAULT_WINDOW_DRAWS: usize = 64;
 
@@ -291,7 +324,7 @@ const FAULT_WINDOW_DRAWS: usize = 64;
 fn cut_after_rare_state(data: &[u8], rng: &mut Seeded) -> Option<u32> {
     OBSERVED.with(|observed| {
         let observed = observed.borrow();
-        let hits = observed.first_hits.get(&stable_hash_bytes(data))?;
+        let hits = &observed.runs.get(&stable_hash_bytes(data))?.first_hits;
         // Weights 2^20 / runs: a state reached by one run in a thousand is picked a thousand
         // times as often as one every run reaches.
         let weights: Vec<u64> = hits
@@ -306,19 +339,7 @@ fn cut_after_rare_state(data: &[u8], rng: &mut Seeded) -> Option<u32> {
                         .max(1)
             })
             .collect();
-        let total: u64 = weights.iter().sum();
-        if total == 0 {
-            return None;
-        }
-        let mut pick = rng.draw("mutate.future.state", total);
-        let at = weights
-            .iter()
-            .position(|&w| {
-                let here = pick < w;
-                pick = pick.saturating_sub(w);
-                here
-            })
-            .unwrap_or(0);
+        let at = pick_weighted(&weights, "mutate.future.state", rng)?;
         Some(hits[at].1)
     })
 }
@@ -326,9 +347,9 @@ fn cut_after_rare_state(data: &[u8], rng: &mut Seeded) -> Option<u32> {
 /// Gives the run a fresh future: keeps its first `cut` draws and draws the rest from a new
 /// seed; futures the input had from that cut on are dropped. The cut is, three times in four,
 /// just after a rare state the run reached ([`observe_run`]), otherwise anywhere its run still
-/// draws (`draws` being how many it made). One time in eight removes the last future instead,
+/// draws. One time in eight removes the last future instead,
 /// so an input can become plain again. False when there is nothing to cut.
-fn mutate_futures(data: &[u8], lanes: &mut LaneBuffers, draws: u32, rng: &mut Seeded) -> bool {
+fn mutate_futures(data: &[u8], lanes: &mut LaneBuffers, rng: &mut Seeded) -> bool {
     let mut futures = lanes.futures();
     if !futures.is_empty() && rng.draw("mutate.future.remove", 8) == 0 {
         futures.pop();
@@ -342,8 +363,10 @@ fn mutate_futures(data: &[u8], lanes: &mut LaneBuffers, draws: u32, rng: &mut Se
     };
     let cut = match rare {
         Some(clock) => clock.saturating_add(rng.draw("mutate.future.after", 4) as u32),
-        None if draws == 0 => return false,
-        None => rng.draw("mutate.future.cut", u64::from(draws)) as u32,
+        None => match observed_draws(data) {
+            0 => return false,
+            draws => rng.draw("mutate.future.cut", u64::from(draws)) as u32,
+        },
     };
     let seed = rng.draw("mutate.future.seed", 1 << 32) as u32;
     add_future(lanes, cut, seed);
@@ -423,16 +446,9 @@ fn near_ordinal(ordinal: u32, rng: &mut Seeded) -> u32 {
 /// Edits one dense lane: a byte set to a new value, or a short run deleted, duplicated or
 /// zeroed. Always edits something (an empty lane grows by one byte).
 fn mutate_dense(lanes: &mut LaneBuffers, rng: &mut Seeded) -> bool {
-    let total: u64 = DENSE_WEIGHTS.iter().map(|&(_, w)| w).sum();
-    let mut pick = rng.draw("mutate.dense.lane", total);
-    let lane = DENSE_WEIGHTS
-        .iter()
-        .find(|&&(_, w)| {
-            let here = pick < w;
-            pick = pick.saturating_sub(w);
-            here
-        })
-        .map_or(Lane::Workload, |&(lane, _)| lane);
+    let weights = DENSE_WEIGHTS.map(|(_, w)| w);
+    let lane = pick_weighted(&weights, "mutate.dense.lane", rng)
+        .map_or(Lane::Workload, |i| DENSE_WEIGHTS[i].0);
     let bytes = lanes.dense_mut(lane);
     let len = bytes.len();
     // Positions up to a few past the end, so a lane can grow into draws it did not reach.
@@ -529,9 +545,9 @@ mod tests {
         let before = LaneBuffers::parse(&input);
         // The mutator has seen this input's run: a common state at clock 10, a rare one at 40.
         for _ in 0..50 {
-            observe_run(&[1], vec![(7, 3)], Vec::new());
+            observe_run(&[1], vec![(7, 3)], DrawTrace::default());
         }
-        observe_run(&input, vec![(7, 10), (9, 40)], Vec::new());
+        observe_run(&input, vec![(7, 10), (9, 40)], DrawTrace::default());
         let (mut futures, mut near_rare) = (0, 0);
         for seed in 0..2000 {
             let Some(out) = mutate(&input, 4096, seed) else {
@@ -571,7 +587,11 @@ mod tests {
         let mut clocks: Vec<(u16, u32)> = (0..10).map(|i| (crash, 5 + 10 * i)).collect();
         clocks.push((loss, 31));
         clocks.sort_by_key(|&(_, at)| at);
-        observe_run(&input, vec![(11, 30)], clocks);
+        let trace = DrawTrace {
+            draws: 120,
+            event_clocks: clocks,
+        };
+        observe_run(&input, vec![(11, 30)], trace);
         let mut added = Vec::new();
         for seed in 0..3000 {
             let mut rng = Seeded::new(seed);

@@ -135,7 +135,7 @@ fn main() {
             signal::clear();
             signal::begin_run();
             let report = (spec.build)(&opts).run_input(&Input::Bytes(input.clone()));
-            let events = std::rc::Rc::new(sim_core::choice::take_event_clocks());
+            let events = std::rc::Rc::new(sim_core::choice::take_draw_trace().event_clocks);
             for (feature, clock) in signal::take_first_hits() {
                 *runs_reaching.entry(feature).or_insert(0) += 1;
                 let cell = archive.entry(feature).or_insert_with(|| Cell {
@@ -226,27 +226,17 @@ fn pick_feature(
     runs_reaching: &BTreeMap<u32, u64>,
     rng: &mut Seeded,
 ) -> Option<u32> {
-    let weights: Vec<(u32, u64)> = archive
-        .keys()
+    let features: Vec<u32> = archive.keys().copied().collect();
+    let weights: Vec<u64> = features
+        .iter()
         .map(|f| {
             let n = runs_reaching[f].max(1);
-            let w = match knob("WEIGHT", 0) {
+            match knob("WEIGHT", 0) {
                 0 => (1u64 << 20) / n,
                 1 => ((1u64 << 40) as f64 / (n as f64).sqrt()) as u64 >> 20,
                 _ => 1,
-            };
-            (*f, w)
+            }
         })
         .collect();
-    let total: u64 = weights.iter().map(|w| w.1).sum();
-    let mut pick = rng.draw("pick", total.max(1));
-    weights
-        .iter()
-        .find(|(_, w)| {
-            let here = pick < *w;
-            pick = pick.saturating_sub(*w);
-            here
-        })
-        .or(weights.first())
-        .map(|w| w.0)
+    mutate::pick_weighted(&weights, "pick", rng).map(|i| features[i])
 }

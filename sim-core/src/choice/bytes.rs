@@ -6,7 +6,6 @@ use std::fmt;
 
 use super::lanes::{label_id, Future, Lane, LaneBuffers, LANES, MAX_EVENT_ORDINAL};
 use super::{bytes_for_bound, Seeded, Source};
-use crate::trace::stable_hash_bytes;
 
 /// A byte input (a fuzzer's, or a file's) read as one stream per [`Lane`], with fault events
 /// as a sparse schedule. See the [lanes module](super::lanes) for the layout and the
@@ -49,12 +48,20 @@ pub struct Bytes {
     futures_begun: usize,
     /// The stream of the future in force, once the first cut is passed.
     stream: Option<Seeded>,
-    /// Draws so far (those a recorder logs): the clock the futures' cuts are read against.
-    draws: u32,
-    /// A hash of the input's bytes, to note how many draws its run made.
-    input_hash: u64,
-    /// Every event draw read from the events lane, in order: its label id and the draw clock.
-    event_clocks: Vec<(u16, u32)>,
+    /// Draws so far and every event draw read from the events lane, for the mutator.
+    trace: DrawTrace,
+}
+
+/// What a finished [`Bytes`] run drew, for a mutator ([`take_draw_trace`]): where its input
+/// can be cut, and which fault decisions came when. No run reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DrawTrace {
+    /// Draws the run made (those a recorder logs): the clock [`Lane::Futures`] cuts and
+    /// [`draw_clock`] count in.
+    pub draws: u32,
+    /// Every event draw read from the events lane, in order: its label id and the draw
+    /// clock when it was drawn.
+    pub event_clocks: Vec<(u16, u32)>,
 }
 
 /// What a draw needs to know of its label.
@@ -87,9 +94,7 @@ impl Bytes {
             futures,
             futures_begun: 0,
             stream: None,
-            draws: 0,
-            input_hash: stable_hash_bytes(&data),
-            event_clocks: Vec::new(),
+            trace: DrawTrace::default(),
         }
     }
 
@@ -97,9 +102,9 @@ impl Bytes {
     /// future with the largest cut not past this draw's index.
     #[inline]
     fn future(&mut self) -> Option<&mut Seeded> {
-        let index = self.draws;
-        self.draws = self.draws.saturating_add(1);
-        DRAW_CLOCK.with(|clock| clock.set(self.draws));
+        let index = self.trace.draws;
+        self.trace.draws = index.saturating_add(1);
+        DRAW_CLOCK.with(|clock| clock.set(self.trace.draws));
         while let Some(&next) = self.futures.get(self.futures_begun) {
             if next.cut > index {
                 break;
@@ -108,11 +113,6 @@ impl Bytes {
             self.futures_begun += 1;
         }
         self.stream.as_mut()
-    }
-
-    /// Draws made so far (the clock of [`Lane::Futures`] cuts).
-    pub fn draws(&self) -> u32 {
-        self.draws
     }
 
     fn label(&mut self, label: &'static str) -> LabelInfo {
@@ -146,7 +146,7 @@ impl Bytes {
     }
 
     fn event(&mut self, id: u16, num: u64, den: u64) -> bool {
-        self.event_clocks.push((id, self.draws));
+        self.trace.event_clocks.push((id, self.trace.draws));
         let ordinal = self.next_ordinal(id);
         // A certainty fires without an entry, as a dense draw would on any value.
         num >= den || self.events.binary_search(&(id, ordinal)).is_ok()
@@ -253,23 +253,21 @@ impl Source for Bytes {
 impl Drop for Bytes {
     fn drop(&mut self) {
         note_event_counts(&self.event_counts);
-        note_draws(self.input_hash, self.draws);
-        LAST_EVENT_CLOCKS.with(|last| *last.borrow_mut() = std::mem::take(&mut self.event_clocks));
+        LAST_TRACE.with(|last| *last.borrow_mut() = std::mem::take(&mut self.trace));
     }
 }
 
 thread_local! {
-    /// The event draws of this thread's last finished [`Bytes`] run (see
-    /// [`take_event_clocks`]). Read only by the fuzz harness, for the mutator.
-    static LAST_EVENT_CLOCKS: RefCell<Vec<(u16, u32)>> = const { RefCell::new(Vec::new()) };
+    /// What this thread's last finished [`Bytes`] run drew (see [`take_draw_trace`]).
+    static LAST_TRACE: RefCell<DrawTrace> = RefCell::new(DrawTrace::default());
 }
 
-/// The event draws the last finished [`Bytes`] run of this thread read from its events lane,
-/// in order: each draw's label id and the draw clock ([`draw_clock`]) when it was drawn.
-/// A mutator maps "just after this state was reached" to the ordinals of the fault decisions
-/// drawn then. Empties the record; no run reads it.
-pub fn take_event_clocks() -> Vec<(u16, u32)> {
-    LAST_EVENT_CLOCKS.with(|last| std::mem::take(&mut *last.borrow_mut()))
+/// What the last finished [`Bytes`] run of this thread drew: how many draws, and each event
+/// draw read from the events lane with its clock. The fuzz harness hands it to the mutator
+/// ([`crate::mutate::observe_run`]), which maps "just after this state was reached" to the
+/// fault decisions drawn then. Empties the record; no run reads it.
+pub fn take_draw_trace() -> DrawTrace {
+    LAST_TRACE.with(|last| std::mem::take(&mut *last.borrow_mut()))
 }
 
 thread_local! {
@@ -290,42 +288,6 @@ thread_local! {
 #[inline]
 pub fn draw_clock() -> u32 {
     DRAW_CLOCK.with(|clock| clock.get())
-}
-
-thread_local! {
-    /// How many draws the runs of recent inputs made, by a hash of the input's bytes: where a
-    /// mutator may cut an input for a fresh future. Bounded (cleared when full); read only by
-    /// mutators, never by a run.
-    static OBSERVED_DRAWS: RefCell<BTreeMap<u64, u32>> = const { RefCell::new(BTreeMap::new()) };
-}
-
-thread_local! {
-    /// The most draws any run of this thread made (for inputs [`OBSERVED_DRAWS`] has lost).
-    static MOST_DRAWS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-}
-
-/// How many inputs' draw counts [`OBSERVED_DRAWS`] holds before it starts over.
-const OBSERVED_DRAWS_MAX_ENTRIES: usize = 1 << 16;
-
-fn note_draws(input_hash: u64, draws: u32) {
-    MOST_DRAWS.with(|most| most.set(most.get().max(draws)));
-    OBSERVED_DRAWS.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        if seen.len() >= OBSERVED_DRAWS_MAX_ENTRIES {
-            seen.clear();
-        }
-        seen.insert(input_hash, draws);
-    });
-}
-
-/// How many draws the run of `data` made, if a [`Bytes`] over exactly these bytes was run on
-/// this thread recently. A mutator uses it to cut an input where its run still draws.
-/// Otherwise the most draws any run of this thread made (0 before the first run).
-pub fn observed_draws(data: &[u8]) -> u32 {
-    let hash = stable_hash_bytes(data);
-    OBSERVED_DRAWS
-        .with(|seen| seen.borrow().get(&hash).copied())
-        .unwrap_or_else(|| MOST_DRAWS.with(|most| most.get()))
 }
 
 fn note_event_counts(counts: &[(u16, u32)]) {

@@ -64,7 +64,7 @@ mod bytes;
 mod flat;
 pub mod lanes;
 
-pub use bytes::{draw_clock, observed_draws, observed_event_counts, take_event_clocks, Bytes};
+pub use bytes::{draw_clock, observed_event_counts, take_draw_trace, Bytes, DrawTrace};
 pub use flat::FlatBytes;
 
 use std::cell::RefCell;
