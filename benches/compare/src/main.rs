@@ -16,6 +16,8 @@
 //! jitter, as for sim-core).
 //!
 //! Prints the median wall time per run over the same seeds for each, and the ratios.
+//! `PROFILE_TOKIO_MODE=N` runs only the tokio mode, N runs, for a profiler
+//! (`PROFILE_TOKIO_MODE=20000 perf record target/release/compare`).
 
 use sim_os as _;
 use std::hint::black_box;
@@ -137,6 +139,13 @@ fn madsim_median_us(seeds: u64) -> Result<f64, String> {
 }
 
 fn main() {
+    if let Ok(runs) = std::env::var("PROFILE_TOKIO_MODE") {
+        // Only the tokio mode, for a profiler: `PROFILE_TOKIO_MODE=N perf record ...`.
+        for seed in 0..runs.parse::<u64>().expect("a run count") {
+            tokio_mode_workload(seed);
+        }
+        return;
+    }
     let seeds: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
