@@ -96,6 +96,20 @@ fn main() {
         }
         return;
     }
+    if std::env::var("SATURATION").is_ok() {
+        // How many of the label map's counters random runs touch, as the runs add up.
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..budget {
+            signal::clear();
+            signal::begin_run();
+            (spec.build)(&opts).run_input(&Input::Seed(seed));
+            seen.extend(signal::take_first_hits().into_iter().map(|(f, _)| f));
+            if (seed + 1).is_power_of_two() || seed + 1 == budget {
+                println!("runs={} label_counters_hit={}", seed + 1, seen.len());
+            }
+        }
+        return;
+    }
     if std::env::var("CENSUS").is_ok() {
         // How often random runs crash a replica holding an answered, unsynced vote, and how
         // often the runs that do, and those that do not, fail.
