@@ -16,6 +16,8 @@
 //!   of 200 fresh futures cut just after its first hit (where the failure becomes likely).
 //! * `CENSUS=F1,F2,..`: over BUDGET seeds, how many runs reach any of these label features
 //!   (counter indexes, as `PROFILE` prints them) and how many of those fail.
+//! * `SATURATION=1`: over BUDGET seeds, how many label counters the runs touch, at every power
+//!   of two (a map nearly full hides rare features behind common ones).
 
 use std::collections::BTreeMap;
 
