@@ -34,9 +34,10 @@
 //! Each edit changes the decisions it names and no others (that is what the lanes are for), so
 //! a mutation that turns a fault on keeps the rest of the run. An engine that mutates its own
 //! mutants again (libFuzzer does, up to five times in a row) undoes that; [`unstack`] and
-//! [`note_mutant`] let its hook start every edit from the input the engine picked. [`mutate`] returns `None` for a
-//! share of calls so the engine's own byte mutations still run (they find what this one cannot
-//! express, such as a section that grows a lane past its old end).
+//! [`note_mutant`] let its hook start every edit from the input the engine picked.
+//! [`mutate`] returns `None` for a share of calls so the engine's own byte mutations still run
+//! (they find what this one cannot express, such as a section that grows a lane past its old
+//! end).
 //!
 //! Deterministic: the result is a pure function of the input, `seed` and what this thread has
 //! observed of earlier runs. It draws from [`Seeded`], never from the OS.

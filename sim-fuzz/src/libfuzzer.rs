@@ -54,9 +54,9 @@ pub fn custom_mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32) -
 /// half of all mutations, and a child of two runs loses what made either worth keeping:
 /// hunting raft-kv `vote-not-persisted` (10 hunts of 60 s each, one edit per run), hunts with
 /// lane-wise crossover took a median of 14,012 executions (mean 22,845), without it 10,120
-/// (mean 13,386). With
-/// `SIM_MUTATOR=bytes` it joins a prefix of one input to a suffix of the other (defining the
-/// hook replaces libFuzzer's own crossover, so byte mode needs one of its own).
+/// (mean 13,386). With `SIM_MUTATOR=bytes` it joins a prefix of one input to a suffix of the
+/// other (defining the hook replaces libFuzzer's own crossover, so byte mode needs one of its
+/// own).
 pub fn custom_crossover(a: &[u8], b: &[u8], out: &mut [u8], seed: u32) -> usize {
     let child = match mutator_choice() {
         sim_core::mutate::MutatorChoice::Lanes => {
