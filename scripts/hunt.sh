@@ -18,7 +18,7 @@
 # default build); HUNT_BUILD=0 skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}

@@ -213,14 +213,17 @@ impl Harness {
     pub fn check(&self, data: &[u8]) -> Checked {
         let input = Input::Bytes(data.to_vec());
         let thread_per_run = self.variant.system.thread_per_run;
-        let (report, first_hits) = crate::os::run_maybe_isolated(thread_per_run, || {
+        let (report, first_hits, trace) = crate::os::run_maybe_isolated(thread_per_run, || {
             // The signal's per-run state lives on the thread that runs.
             signal::begin_run();
             let report = (self.variant.system.build)(&self.opts).run_input(&input);
-            let seen = (signal::take_first_hits(), crate::choice::take_draw_trace());
-            (report, seen)
+            (
+                report,
+                signal::take_first_hits(),
+                crate::choice::take_draw_trace(),
+            )
         });
-        crate::mutate::observe_run(data, first_hits.0, first_hits.1);
+        crate::mutate::observe_run(data, first_hits, trace);
         let mut outcome = report.outcome;
         if self.signals.hash {
             signal::on_history(outcome.history_hash);
