@@ -235,9 +235,11 @@ impl Executor {
         self.any_paused = self.paused.iter().any(|&p| p);
     }
 
+    /// The node a task belongs to; `u32::MAX` for none (a foreign waker names no task).
     pub fn node_of(&self, task: u32) -> u32 {
-        self.tasks[task as usize]
-            .as_ref()
+        self.tasks
+            .get(task as usize)
+            .and_then(Option::as_ref)
             .map_or(u32::MAX, |t| t.node)
     }
 

@@ -307,8 +307,7 @@ impl Sim {
             nemesis::start_run(w, config.lifecycle, targets);
             crate::disk::start_run(w);
         });
-        IN_SIM.with(|f| f.set(true));
-        PANIC_AT.with(|p| p.borrow_mut().take());
+        let in_sim = InSim::enter();
         crate::os::reset_escape();
         let outcome = {
             let mut driver = Driver {
@@ -333,7 +332,7 @@ impl Sim {
             w.exec.take_all_futures()
         });
         drop(leftovers);
-        IN_SIM.with(|f| f.set(false));
+        drop(in_sim);
         let world = world::uninstall().expect("world installed for the run");
         // A call the OS hooks refused makes the run untrustworthy, whatever else it found.
         let (class, invariant, message) = match crate::os::take_escape() {
@@ -862,6 +861,35 @@ thread_local! {
     static IN_SIM: Cell<bool> = const { Cell::new(false) };
     /// The last panic inside the run, until one of the driver's catch sites reports it.
     static PANIC_AT: RefCell<Option<Panicked>> = const { RefCell::new(None) };
+}
+
+/// While alive, the current thread is inside a run: the panic hook is silent.
+struct InSim;
+
+impl InSim {
+    fn enter() -> InSim {
+        IN_SIM.with(|f| f.set(true));
+        PANIC_AT.with(|p| p.borrow_mut().take());
+        InSim
+    }
+}
+
+impl Drop for InSim {
+    /// Ends the silence, also when a panic escapes the run itself rather than ending it as an
+    /// outcome: that is a bug of the engine's (or sim-core's API used outside any task), and
+    /// it is printed here, as nothing else would print it.
+    fn drop(&mut self) {
+        IN_SIM.with(|f| f.set(false));
+        if std::thread::panicking() {
+            if let Some(panicked) = PANIC_AT.with(|p| p.borrow_mut().take()) {
+                let at = panicked
+                    .at
+                    .map(|at| format!(" at {at}"))
+                    .unwrap_or_default();
+                eprintln!("sim-core: a panic escaped the run{at}: {}", panicked.text);
+            }
+        }
+    }
 }
 
 /// A panic the hook saw inside a run.
