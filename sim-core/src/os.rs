@@ -19,7 +19,7 @@
 //! | `HashMap`'s `RandomState` keys | fixed for the run when it runs [`isolated`] (see below) | the OS |
 //! | `pthread_create` (threads, `spawn_blocking`), `socket` (real network) | refused (`EPERM` / `EACCES`); the run fails as escaped | the OS |
 //! | `epoll_wait` of a runtime declared with [`set_idle_waiter`] (a tokio node's) | returns at once; the timeout goes to the runtime's driver | the OS |
-//! | `write` to an event fd claimed by [`claim_wakeup_fds`] | skipped | the OS |
+//! | `write` to an event fd claimed by [`claim_wakeup_fds`] | skipped; wakes the claimer's waker | the OS |
 //!
 //! Not covered, and so still able to leak nondeterminism into a run: raw system calls (the
 //! `getrandom` crate 0.2, which `rand` 0.8's `OsRng` and `thread_rng` use, calls
@@ -254,52 +254,80 @@ pub fn absorb_idle_wait(timeout_ms: i32) -> bool {
 }
 
 thread_local! {
-    /// Set while [`claim_wakeup_fds`] builds a runtime.
-    static CLAIMING: Cell<bool> = const { Cell::new(false) };
-    /// The event fds that runtimes built by [`claim_wakeup_fds`] wake themselves with.
-    static CLAIMED_FDS: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Set while [`claim_wakeup_fds`] builds a runtime: the waker its fds are claimed for.
+    static CLAIMING: std::cell::RefCell<Option<std::task::Waker>> =
+        const { std::cell::RefCell::new(None) };
+    /// The event fds that runtimes built by [`claim_wakeup_fds`] wake themselves with, and
+    /// the waker a write to each wakes instead.
+    static CLAIMED_FDS: std::cell::RefCell<Vec<(i32, std::task::Waker)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Runs `build`, which builds an async runtime whose idle waits are absorbed (see
 /// [`set_idle_waiter`]), and claims the event fds it opens (tokio's I/O driver wakes itself
-/// by writing to one): a later write to a claimed fd is skipped by the hooks. Such a runtime
-/// never blocks in the OS, so nobody waits for its wake-up signal, and skipping the write
-/// spares a system call on every wake (most of a tokio node's cost per step otherwise).
-pub fn claim_wakeup_fds<R>(build: impl FnOnce() -> R) -> R {
+/// by writing to one): a later write to a claimed fd is skipped by the hooks, and wakes
+/// `on_write` instead.
+///
+/// Such a runtime never blocks in the OS, so nobody waits for its wake-up signal: skipping
+/// the write spares a system call on every wake (most of a tokio node's cost per step
+/// otherwise). What the write meant still has to reach whoever drives the runtime: it is how
+/// tokio says "a task of mine was woken from outside me" (by another node's task, or by a
+/// sim-core timer or delivery), and `on_write` is that driver's waker.
+pub fn claim_wakeup_fds<R>(on_write: std::task::Waker, build: impl FnOnce() -> R) -> R {
     struct Unclaim;
     impl Drop for Unclaim {
         fn drop(&mut self) {
-            CLAIMING.with(|c| c.set(false));
+            CLAIMING.with(|c| c.borrow_mut().take());
         }
     }
-    CLAIMING.with(|c| c.set(true));
+    CLAIMING.with(|c| *c.borrow_mut() = Some(on_write));
     let _unclaim = Unclaim;
     build()
 }
 
 /// For the hooks: an event fd was opened; claimed if [`claim_wakeup_fds`] is building.
 pub fn note_event_fd(fd: i32) {
-    if CLAIMING.try_with(Cell::get).unwrap_or(false) {
+    let claimer = CLAIMING
+        .try_with(|c| c.try_borrow().ok().and_then(|c| c.clone()))
+        .ok()
+        .flatten();
+    if let Some(waker) = claimer {
         let _ = CLAIMED_FDS.try_with(|fds| {
             if let Ok(mut fds) = fds.try_borrow_mut() {
-                fds.push(fd);
+                fds.push((fd, waker));
             }
         });
     }
 }
 
-/// For the hooks: true when a write to `fd` is to be skipped (a claimed wake-up fd).
+/// For the hooks: true when a write to `fd` is to be skipped (a claimed wake-up fd); the
+/// claimer's waker has then been woken.
 pub fn skips_write(fd: i32) -> bool {
-    CLAIMED_FDS
-        .try_with(|fds| fds.try_borrow().is_ok_and(|fds| fds.contains(&fd)))
-        .unwrap_or(false)
+    let claimer = CLAIMED_FDS
+        .try_with(|fds| {
+            fds.try_borrow().ok().and_then(|fds| {
+                fds.iter()
+                    .find(|(claimed, _)| *claimed == fd)
+                    .map(|(_, waker)| waker.clone())
+            })
+        })
+        .ok()
+        .flatten();
+    match claimer {
+        // Woken outside the borrow: the waker may reach code that writes again.
+        Some(waker) => {
+            waker.wake();
+            true
+        }
+        None => false,
+    }
 }
 
 /// For the hooks: `fd` is being closed, and is claimed no more.
 pub fn note_close(fd: i32) {
     let _ = CLAIMED_FDS.try_with(|fds| {
         if let Ok(mut fds) = fds.try_borrow_mut() {
-            fds.retain(|&claimed| claimed != fd);
+            fds.retain(|(claimed, _)| *claimed != fd);
         }
     });
 }

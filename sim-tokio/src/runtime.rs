@@ -9,29 +9,42 @@
 //! ways to keep time, chosen per incarnation:
 //!
 //! * **Clocked** (the OS hooks of `sim-os` are linked, as in every simulation binary of this
-//!   workspace). Tokio's clock runs unpaused and reads `Instant::now`, which the hooks answer
-//!   with virtual time: tokio's time *is* the world's, so it can never run ahead. A step runs
-//!   tokio at the current instant until it has nothing left to run; tokio then waits on its
-//!   I/O driver with a timeout that is the distance to its earliest timer, and the hooks'
-//!   `epoll_wait` hands that timeout over instead of waiting (`sim_core::os::set_idle_waiter`).
-//!   The node arms a sim-core timer there: one step per instant the node has work, and none
-//!   in between. The runtime never blocks in the OS, so the event fd it wakes itself with is
-//!   claimed and writes to it are skipped (`sim_core::os::claim_wakeup_fds`).
-//! * **Fenced** (no hooks). Tokio's clock is paused. Each poll of the node runs tokio at the
-//!   current virtual instant until it is quiet, then lets tokio auto-advance at most to the
-//!   next instant anything else can happen ([`sim_core::foreign::next_instant`], the fence).
-//!   The first auto-advance stops the runtime *before* any task runs at the new instant (a
-//!   hook on tokio's unpark sees the clock moved), and the node arms a sim-core timer there.
-//!   A send (anything other nodes can see) stops the runtime at once; the node continues at
-//!   the same instant after the scheduler has drawn who goes next, so a zero-latency reply is
-//!   interleaved, never seen before its request. Two idle fenced nodes fence each other a
-//!   millisecond at a time: on the comparison workload of `benches/compare` about 15 times
-//!   the steps of a clocked run.
+//!   workspace, and the build has `--cfg tokio_unstable`, the documented default for
+//!   simulation builds). Tokio's clock runs unpaused and reads `Instant::now`, which the hooks
+//!   answer with virtual time: tokio's time *is* the world's, so it can never run ahead. The
+//!   runtime is a `LocalRuntime`, whose own scheduler runs the node's `!Send` tasks, so tokio
+//!   knows of every task and nothing else needs polling. A step runs tokio at the current
+//!   instant until it has nothing left to run; tokio then waits on its I/O driver with a
+//!   timeout that is the distance to its earliest timer, and the hooks' `epoll_wait` hands
+//!   that timeout over instead of waiting (`sim_core::os::set_idle_waiter`). The node arms a
+//!   sim-core timer there: one step per instant the node has work, and none in between. The
+//!   runtime never blocks in the OS, so the event fd it wakes itself with is claimed
+//!   (`sim_core::os::claim_wakeup_fds`): a write to it, tokio's "a task of mine was woken
+//!   from outside me", skips the system call and wakes the node instead.
+//! * **Fenced** (no hooks, or no `tokio_unstable`). Tokio's clock is paused; the node's
+//!   `!Send` tasks live in a `LocalSet` polled by the step. Each poll of the node runs tokio
+//!   at the current virtual instant until it is quiet, then lets tokio auto-advance at most
+//!   to the next instant anything else can happen ([`sim_core::foreign::next_instant`], the
+//!   fence). The first auto-advance stops the runtime *before* any task runs at the new
+//!   instant (a hook on tokio's unpark sees the clock moved), and the node arms a sim-core
+//!   timer there. A send (anything other nodes can see) stops the runtime at once; the node
+//!   continues at the same instant after the scheduler has drawn who goes next, so a
+//!   zero-latency reply is interleaved, never seen before its request. Two idle fenced nodes
+//!   fence each other a millisecond at a time: on the comparison workload of
+//!   `benches/compare` about 15 times the steps of a clocked run. A `tokio::spawn`ed task
+//!   woken from outside its runtime reaches the node only through sim-tokio's network types.
 //!
 //! Either way, tokio's next timer becomes an ordinary event of the run, so ties with other
 //! nodes are drawn like any other; tokio's timer wheel counts whole milliseconds from the
-//! incarnation's start; a crash drops the runtime with every task in it (and, clocked, its
-//! epoll instance and event fd), and a restart builds a fresh one.
+//! incarnation's start (it wakes the node at each 64 ms boundary where a farther timer moves
+//! to a finer level of tokio's wheel); a crash drops the runtime with every task in it (and,
+//! clocked, its epoll instance and event fd), and a restart builds a fresh one.
+
+// Without `tokio_unstable` there is no clocked engine: only the fenced one is left to match.
+#![cfg_attr(
+    not(tokio_unstable),
+    allow(irrefutable_let_patterns, dead_code, unused_imports)
+)]
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -39,13 +52,15 @@ use std::panic::resume_unwind;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use rand_core::RngCore;
 use sim_core::node::NodeCtx;
 use sim_core::time::Instant as SimInstant;
+#[cfg(tokio_unstable)]
+use tokio::runtime::LocalRuntime;
 use tokio::runtime::Runtime;
 use tokio::task::{JoinHandle, LocalSet};
 
@@ -79,6 +94,9 @@ thread_local! {
     static STEPS: Cell<u64> = const { Cell::new(0) };
     /// While a node's runtime runs: the waker of its `block_on` future, and of its sim task.
     static DRIVING: RefCell<Option<(Waker, Waker)>> = const { RefCell::new(None) };
+    /// While a clocked runtime runs: its [`Forward`], by address (identity only: compared
+    /// with the one a wake-up reaches, never ordered or hashed).
+    static DRIVING_CLOCKED: Cell<usize> = const { Cell::new(0) };
     /// True while a fenced runtime runs: only there does a send stop the runtime.
     static FENCED: Cell<bool> = const { Cell::new(false) };
 }
@@ -104,10 +122,14 @@ pub(crate) fn note_visible() {
     });
 }
 
-/// The sim-core waker of the node whose runtime is running, if any: network types wake it
-/// with the tokio task's waker, so a delivery reaches the node even from `tokio::spawn`ed
-/// tasks, whose wakes tokio keeps to itself.
+/// The sim-core waker of the fenced node whose runtime is running, if any: network types
+/// wake it with the tokio task's waker, so a delivery reaches the node even from
+/// `tokio::spawn`ed tasks, whose wakes a fenced runtime keeps to itself. A clocked runtime
+/// hands every wake from outside to its node (see [`Mode::Clocked`]): nothing to add.
 pub(crate) fn node_waker() -> Option<Waker> {
+    if !FENCED.with(Cell::get) {
+        return None;
+    }
     DRIVING.with(|d| d.borrow().as_ref().map(|(_, sim)| sim.clone()))
 }
 
@@ -158,19 +180,21 @@ impl Wake for Flag {
 /// How a node's runtime keeps time: chosen once per incarnation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    /// The OS hooks are linked: tokio's clock runs unpaused and reads the OS clock, which the
-    /// hooks answer with virtual time, so tokio's time *is* the world's and can never run
-    /// ahead. The runtime has an I/O driver only so that its idle wait reaches `epoll_wait`,
-    /// whose hook hands over the timeout: the distance to tokio's earliest timer.
+    /// The OS hooks are linked and tokio's `LocalRuntime` is there (`tokio_unstable`): tokio's
+    /// clock runs unpaused and reads the OS clock, which the hooks answer with virtual time,
+    /// so tokio's time *is* the world's and can never run ahead. The runtime has an I/O driver
+    /// only so that its idle wait reaches `epoll_wait`, whose hook hands over the timeout: the
+    /// distance to tokio's earliest timer.
     Clocked,
-    /// No hooks: tokio's clock is paused and auto-advances, fenced by the next instant
+    /// Otherwise: tokio's clock is paused and auto-advances, fenced by the next instant
     /// anything else can happen (see the module docs).
     Fenced,
 }
 
 impl Mode {
     fn for_this_run() -> Mode {
-        let hooked = sim_core::os::hooks_linked()
+        let hooked = cfg!(tokio_unstable)
+            && sim_core::os::hooks_linked()
             && sim_core::os::clock_reading_ns(sim_core::os::OsClock::Monotonic).is_some();
         if hooked && knobs::CLOCKED.with(Cell::get) {
             Mode::Clocked
@@ -180,29 +204,80 @@ impl Mode {
     }
 }
 
-/// Builds a node's runtime: current-thread, internal RNG seeded from the run's input; paused
-/// with only a timer driver when fenced (a real socket then fails loudly: no I/O driver),
-/// unpaused with timer and I/O drivers when clocked.
-fn build_runtime(seed: u64, mode: Mode) -> Runtime {
+/// A current-thread runtime builder with the internal RNG seeded from the run's input.
+fn seeded_builder(seed: u64) -> tokio::runtime::Builder {
     let mut builder = tokio::runtime::Builder::new_current_thread();
     builder.enable_time();
-    match mode {
-        Mode::Clocked => {
-            builder.enable_io();
-        }
-        Mode::Fenced => {
-            builder.start_paused(true).on_thread_unpark(on_unpark);
-        }
-    }
     #[cfg(tokio_unstable)]
     if knobs::SEED_TOKIO_RNG.with(Cell::get) {
         builder.rng_seed(tokio::runtime::RngSeed::from_bytes(&seed.to_le_bytes()));
     }
     #[cfg(not(tokio_unstable))]
     let _ = seed;
-    // A clocked runtime never blocks in the OS (its idle waits are absorbed): its wake-up
-    // signal is claimed, so waking it costs no system call.
-    sim_core::os::claim_wakeup_fds(|| builder.build()).expect("a current-thread runtime builds")
+    builder
+}
+
+/// A fenced node's runtime: paused, with only a timer driver (a real socket then fails
+/// loudly: no I/O driver).
+fn build_fenced_runtime(seed: u64) -> Runtime {
+    let mut builder = seeded_builder(seed);
+    builder.start_paused(true).on_thread_unpark(on_unpark);
+    builder.build().expect("a current-thread runtime builds")
+}
+
+/// A clocked node's runtime: unpaused, with timer and I/O drivers. It never blocks in the OS
+/// (its idle waits are absorbed): its wake-up signal is claimed, so waking it costs no system
+/// call, and a wake from outside reaches `forward` instead.
+#[cfg(tokio_unstable)]
+fn build_clocked_runtime(seed: u64, forward: &Arc<Forward>) -> LocalRuntime {
+    let mut builder = seeded_builder(seed);
+    builder.enable_io();
+    sim_core::os::claim_wakeup_fds(Waker::from(forward.clone()), || {
+        builder.build_local(tokio::runtime::LocalOptions::default())
+    })
+    .expect("a current-thread runtime builds")
+}
+
+/// Where a clocked runtime's wake-ups go (see `sim_core::os::claim_wakeup_fds`): a task of
+/// the node woken from outside its runtime — by another node's task, a sim-core timer or a
+/// delivery — must reach the node's sim task, which is what the world polls. A wake-up from
+/// inside the node's own step needs nothing: the step runs the task before it ends.
+#[cfg(tokio_unstable)]
+struct Forward {
+    /// The node's sim-core waker, as of its last step.
+    node: Mutex<Option<Waker>>,
+}
+
+#[cfg(tokio_unstable)]
+impl Forward {
+    fn set_node(&self, waker: &Waker) {
+        let mut node = self.node.lock().unwrap_or_else(PoisonError::into_inner);
+        if !node.as_ref().is_some_and(|node| node.will_wake(waker)) {
+            *node = Some(waker.clone());
+        }
+    }
+}
+
+#[cfg(tokio_unstable)]
+impl Wake for Forward {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        if DRIVING_CLOCKED.with(Cell::get) == Arc::as_ptr(self) as usize {
+            // The node's own step: it runs the woken task before it ends.
+            return;
+        }
+        let node = self
+            .node
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        // Not stepped yet (`None`): its first step comes anyway.
+        if let Some(node) = node {
+            node.wake();
+        }
+    }
 }
 
 /// How one step of the runtime ended.
@@ -220,34 +295,63 @@ enum Step {
     Idle(i32),
 }
 
-/// One incarnation of a tokio node. Field order is drop order: the main task's handle, the
-/// local tasks, then the runtime.
-struct Driver {
-    main: JoinHandle<()>,
-    local: LocalSet,
-    runtime: Option<Runtime>,
-    mode: Mode,
-    base: tokio::time::Instant,
-    start_ns: u64,
-    /// Tokio's clock, in ms after start (fenced).
-    clock_ms: u64,
-    /// Where `wake` is armed, in ms after start (clocked).
-    armed_ms: u64,
-    wake: Option<sim_core::time::Sleep>,
+/// The tokio side of one incarnation. Dropping it shuts the runtime down (a fenced one's local
+/// tasks first, inside it); the main task's handle goes after.
+enum Engine {
+    /// See [`Mode::Fenced`].
+    Fenced {
+        main: JoinHandle<()>,
+        local: LocalSet,
+        runtime: Option<Runtime>,
+        /// Tokio's clock at the incarnation's start.
+        base: tokio::time::Instant,
+        /// Tokio's clock, in ms after start.
+        clock_ms: u64,
+    },
+    /// See [`Mode::Clocked`].
+    #[cfg(tokio_unstable)]
+    Clocked {
+        main: JoinHandle<()>,
+        /// Set when the main task has ended (returned or panicked): only then is `main`
+        /// polled, which would otherwise cost a poll of its handle at every turn of a step.
+        ended: Rc<Cell<bool>>,
+        runtime: Option<LocalRuntime>,
+        forward: Arc<Forward>,
+        /// Where `wake` is armed, in ms after start.
+        armed_ms: u64,
+    },
 }
 
-impl Drop for Driver {
+impl Drop for Engine {
     fn drop(&mut self) {
         // A crash may come from inside another node's runtime: `shutdown_background` is the
-        // drop that tokio allows there. Local tasks go first, inside their runtime.
-        if let Some(runtime) = self.runtime.take() {
-            {
-                let _guard = runtime.enter();
-                drop(std::mem::take(&mut self.local));
+        // drop that tokio allows there.
+        match self {
+            Engine::Fenced { local, runtime, .. } => {
+                if let Some(runtime) = runtime.take() {
+                    // Local tasks go first, inside their runtime.
+                    {
+                        let _guard = runtime.enter();
+                        drop(std::mem::take(local));
+                    }
+                    runtime.shutdown_background();
+                }
             }
-            runtime.shutdown_background();
+            #[cfg(tokio_unstable)]
+            Engine::Clocked { runtime, .. } => {
+                if let Some(runtime) = runtime.take() {
+                    runtime.shutdown_background();
+                }
+            }
         }
     }
+}
+
+/// One incarnation of a tokio node.
+struct Driver {
+    engine: Engine,
+    start_ns: u64,
+    wake: Option<sim_core::time::Sleep>,
 }
 
 fn ms_since(start_ns: u64, at: SimInstant) -> u64 {
@@ -257,36 +361,118 @@ fn ms_since(start_ns: u64, at: SimInstant) -> u64 {
 impl Driver {
     fn new<Fut: Future<Output = ()> + 'static>(ctx: &NodeCtx, main: Fut) -> Driver {
         let seed = ctx.rng().next_u64();
-        let mode = Mode::for_this_run();
-        let runtime = build_runtime(seed, mode);
+        let start_ns = sim_core::time::now().as_nanos();
+        #[cfg(tokio_unstable)]
+        if Mode::for_this_run() == Mode::Clocked {
+            let forward = Arc::new(Forward {
+                node: Mutex::new(None),
+            });
+            let runtime = build_clocked_runtime(seed, &forward);
+            let ended = Rc::new(Cell::new(false));
+            let on_end = OnDrop(ended.clone());
+            let main = runtime.spawn_local(async move {
+                let _on_end = on_end;
+                main.await
+            });
+            return Driver {
+                engine: Engine::Clocked {
+                    main,
+                    ended,
+                    runtime: Some(runtime),
+                    forward,
+                    armed_ms: 0,
+                },
+                start_ns,
+                wake: None,
+            };
+        }
+        let runtime = build_fenced_runtime(seed);
         let base = runtime.block_on(async { tokio::time::Instant::now() });
         let local = LocalSet::new();
         let main = local.spawn_local(main);
         Driver {
-            main,
-            local,
-            runtime: Some(runtime),
-            mode,
-            base,
-            start_ns: sim_core::time::now().as_nanos(),
-            clock_ms: 0,
-            armed_ms: 0,
+            engine: Engine::Fenced {
+                main,
+                local,
+                runtime: Some(runtime),
+                base,
+                clock_ms: 0,
+            },
+            start_ns,
             wake: None,
         }
     }
 
     fn poll_node(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self.mode {
-            Mode::Clocked => self.poll_clocked(cx),
-            Mode::Fenced => self.poll_fenced(cx),
+        match self.engine {
+            Engine::Fenced { .. } => self.poll_fenced(cx),
+            #[cfg(tokio_unstable)]
+            Engine::Clocked { .. } => self.poll_clocked(cx),
         }
+    }
+
+    /// Clocked: runs tokio at the current instant until it has nothing left to run, then
+    /// sleeps on sim-core until tokio's earliest timer (a wake from outside, a delivery, may
+    /// come first).
+    #[cfg(tokio_unstable)]
+    fn poll_clocked(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Engine::Clocked {
+            main,
+            ended,
+            runtime,
+            forward,
+            armed_ms,
+        } = &mut self.engine
+        else {
+            unreachable!("polled as clocked")
+        };
+        forward.set_node(cx.waker());
+        let runtime = runtime.as_ref().expect("runtime lives until drop");
+        match step_clocked(runtime, main, ended, forward) {
+            Step::Done(None) => Poll::Ready(()),
+            Step::Done(Some(panic)) => resume_unwind(panic),
+            Step::Idle(-1) => {
+                self.wake = None;
+                Poll::Pending
+            }
+            Step::Idle(timeout_ms) => {
+                // Tokio counts whole milliseconds from its start, and its idle wait is the
+                // distance from the current millisecond to the timer's.
+                let now_ms = ms_since(self.start_ns, sim_core::time::now());
+                let at_ms = now_ms + u64::from(timeout_ms.unsigned_abs());
+                if self.wake.is_some() && *armed_ms == at_ms {
+                    // Still armed there (a delivery woke the node before its timer).
+                    return Poll::Pending;
+                }
+                *armed_ms = at_ms;
+                self.arm(cx, at_ms)
+            }
+            Step::Sent | Step::Advanced(_) | Step::Blocked => {
+                unreachable!("a clocked runtime only ends a step done or idle")
+            }
+        }
+    }
+
+    /// Wakes the node at `at_ms` after its start (a sim-core timer: an event of the run).
+    fn arm(&mut self, cx: &mut Context<'_>, at_ms: u64) -> Poll<()> {
+        let at = SimInstant::from_nanos(self.start_ns + at_ms * 1_000_000);
+        let mut sleep = sim_core::time::sleep_until(at);
+        if Pin::new(&mut sleep).poll(cx).is_ready() {
+            cx.waker().wake_by_ref();
+        } else {
+            self.wake = Some(sleep);
+        }
+        Poll::Pending
     }
 
     /// Fenced: runs tokio at the current instant, then at most to the fence (see
     /// [`Mode::Fenced`]), and wakes the node where tokio's clock stopped.
     fn poll_fenced(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let now_ms = ms_since(self.start_ns, sim_core::time::now());
-        if now_ms < self.clock_ms {
+        let Engine::Fenced { clock_ms, .. } = &self.engine else {
+            unreachable!("polled as fenced")
+        };
+        if now_ms < *clock_ms {
             // Woken early (a wake inside the runtime reaches the node too): tokio's clock is
             // ahead, and nothing may run there before the world catches up.
             if let Some(sleep) = self.wake.as_mut() {
@@ -305,7 +491,9 @@ impl Driver {
                 Poll::Pending
             }
             Step::Advanced(at_ms) => {
-                self.clock_ms = at_ms;
+                if let Engine::Fenced { clock_ms, .. } = &mut self.engine {
+                    *clock_ms = at_ms;
+                }
                 self.arm(cx, at_ms)
             }
             // The earliest tokio can act on its own is the next millisecond.
@@ -314,104 +502,24 @@ impl Driver {
         }
     }
 
-    /// Clocked: runs tokio at the current instant until it has nothing left to run, then
-    /// sleeps on sim-core until tokio's earliest timer (a wake from outside, a delivery, may
-    /// come first).
-    fn poll_clocked(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self.step_clocked(cx.waker().clone()) {
-            Step::Done(None) => Poll::Ready(()),
-            Step::Done(Some(panic)) => resume_unwind(panic),
-            Step::Idle(-1) => {
-                self.wake = None;
-                Poll::Pending
-            }
-            Step::Idle(timeout_ms) => {
-                // Tokio counts whole milliseconds from its start, and its idle wait is the
-                // distance from the current millisecond to the timer's.
-                let now_ms = ms_since(self.start_ns, sim_core::time::now());
-                let at_ms = now_ms + u64::from(timeout_ms.unsigned_abs());
-                if self.wake.is_some() && self.armed_ms == at_ms {
-                    // Still armed there (a delivery woke the node before its timer).
-                    return Poll::Pending;
-                }
-                self.armed_ms = at_ms;
-                self.arm(cx, at_ms)
-            }
-            Step::Sent | Step::Advanced(_) | Step::Blocked => {
-                unreachable!("a clocked runtime only ends a step done or idle")
-            }
-        }
-    }
-
-    /// One clocked step: see [`Mode::Clocked`].
-    fn step_clocked(&mut self, node: Waker) -> Step {
-        let runtime = self.runtime.as_ref().expect("runtime lives until drop");
-        let (local, main) = (&mut self.local, &mut self.main);
-        STEPS.with(|s| s.set(s.get() + 1));
-        // Handed to the node's local tasks as their waker; `woken` says they have work since
-        // their last poll. One per step: the `block_on` waker it wraps is the same all along.
-        let mut flag: Option<Arc<Flag>> = None;
-        let result = runtime.block_on(std::future::poll_fn(|cx| {
-            let idle = sim_core::os::take_idle_timeout();
-            let flag = match flag.as_ref() {
-                Some(flag) => {
-                    if let Some(timeout_ms) = idle {
-                        if !flag.woken.load(Ordering::SeqCst) {
-                            // The runtime waited with nothing to run, and the local tasks had
-                            // no work since their last poll: idle until the timer.
-                            return Poll::Ready(Step::Idle(timeout_ms));
-                        }
-                    }
-                    flag.clone()
-                }
-                None => {
-                    DRIVING.with(|d| *d.borrow_mut() = Some((cx.waker().clone(), node.clone())));
-                    sim_core::os::set_idle_waiter(Some(cx.waker().clone()));
-                    flag.insert(Arc::new(Flag {
-                        woken: AtomicBool::new(false),
-                        inner: cx.waker().clone(),
-                        node: node.clone(),
-                    }))
-                    .clone()
-                }
-            };
-            flag.woken.store(false, Ordering::SeqCst);
-            let flag_waker = Waker::from(flag);
-            let mut flag_cx = Context::from_waker(&flag_waker);
-            let _ = Pin::new(&mut *local).poll(&mut flag_cx);
-            match Pin::new(&mut *main).poll(&mut flag_cx) {
-                Poll::Ready(result) => Poll::Ready(Step::Done(
-                    result.err().and_then(|e| e.try_into_panic().ok()),
-                )),
-                Poll::Pending => Poll::Pending,
-            }
-        }));
-        sim_core::os::set_idle_waiter(None);
-        DRIVING.with(|d| *d.borrow_mut() = None);
-        result
-    }
-
-    /// Wakes the node at `at_ms` after its start (a sim-core timer: an event of the run).
-    fn arm(&mut self, cx: &mut Context<'_>, at_ms: u64) -> Poll<()> {
-        let at = SimInstant::from_nanos(self.start_ns + at_ms * 1_000_000);
-        let mut sleep = sim_core::time::sleep_until(at);
-        if Pin::new(&mut sleep).poll(cx).is_ready() {
-            cx.waker().wake_by_ref();
-        } else {
-            self.wake = Some(sleep);
-        }
-        Poll::Pending
-    }
-
     /// Runs tokio at the current instant until it is quiet, then up to the fence.
     fn step_fenced(&mut self, node: Waker, now_ms: u64) -> Step {
-        let runtime = self.runtime.as_ref().expect("runtime lives until drop");
-        let target = self.base + Duration::from_millis(now_ms);
+        let Engine::Fenced {
+            main,
+            local,
+            runtime,
+            base,
+            ..
+        } = &mut self.engine
+        else {
+            unreachable!("stepped as fenced")
+        };
+        let (base, runtime) = (*base, runtime.as_ref().expect("runtime lives until drop"));
+        let target = base + Duration::from_millis(now_ms);
         let fence_ms = match sim_core::foreign::next_instant() {
             Some(at) => ms_since(self.start_ns, at),
             None => now_ms + IDLE_FENCE.as_millis() as u64,
         };
-        let (local, main, base) = (&mut self.local, &mut self.main, self.base);
         SENT.with(|s| s.set(false));
         ADVANCED.with(|a| a.set(false));
         FENCED.with(|f| f.set(true));
@@ -473,6 +581,53 @@ impl Driver {
         FENCED.with(|f| f.set(false));
         DRIVING.with(|d| *d.borrow_mut() = None);
         result
+    }
+}
+
+/// One clocked step: see [`Mode::Clocked`]. Tokio runs every task the node has at this
+/// instant; the step ends when its idle wait is absorbed (nothing left to run) or the main
+/// task ends.
+#[cfg(tokio_unstable)]
+fn step_clocked(
+    runtime: &LocalRuntime,
+    main: &mut JoinHandle<()>,
+    ended: &Cell<bool>,
+    forward: &Arc<Forward>,
+) -> Step {
+    STEPS.with(|s| s.set(s.get() + 1));
+    DRIVING_CLOCKED.with(|d| d.set(Arc::as_ptr(forward) as usize));
+    let mut first = true;
+    let result = runtime.block_on(std::future::poll_fn(|cx| {
+        if std::mem::take(&mut first) {
+            sim_core::os::set_idle_waiter(Some(cx.waker().clone()));
+        }
+        // Tokio waits with a timeout only when no task is left to run (its waits that merely
+        // look for I/O between tasks have a zero timeout, and are not handed over).
+        let idle = sim_core::os::take_idle_timeout();
+        if ended.get() {
+            if let Poll::Ready(result) = Pin::new(&mut *main).poll(cx) {
+                return Poll::Ready(Step::Done(
+                    result.err().and_then(|e| e.try_into_panic().ok()),
+                ));
+            }
+        }
+        match idle {
+            Some(timeout_ms) => Poll::Ready(Step::Idle(timeout_ms)),
+            None => Poll::Pending,
+        }
+    }));
+    sim_core::os::set_idle_waiter(None);
+    DRIVING_CLOCKED.with(|d| d.set(0));
+    result
+}
+
+/// Sets its flag when dropped: at the end of the future that owns it, or as a panic unwinds
+/// through that future.
+struct OnDrop(Rc<Cell<bool>>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.set(true);
     }
 }
 
