@@ -303,24 +303,21 @@ pub fn note_event_fd(fd: i32) {
 /// For the hooks: true when a write to `fd` is to be skipped (a claimed wake-up fd); the
 /// claimer's waker has then been woken.
 pub fn skips_write(fd: i32) -> bool {
-    let claimer = CLAIMED_FDS
+    CLAIMED_FDS
         .try_with(|fds| {
-            fds.try_borrow().ok().and_then(|fds| {
-                fds.iter()
-                    .find(|(claimed, _)| *claimed == fd)
-                    .map(|(_, waker)| waker.clone())
-            })
+            // A shared borrow: a waker that writes again reaches here again, and reads.
+            let Ok(fds) = fds.try_borrow() else {
+                return false;
+            };
+            match fds.iter().find(|(claimed, _)| *claimed == fd) {
+                Some((_, waker)) => {
+                    waker.wake_by_ref();
+                    true
+                }
+                None => false,
+            }
         })
-        .ok()
-        .flatten();
-    match claimer {
-        // Woken outside the borrow: the waker may reach code that writes again.
-        Some(waker) => {
-            waker.wake();
-            true
-        }
-        None => false,
-    }
+        .unwrap_or(false)
 }
 
 /// For the hooks: `fd` is being closed, and is claimed no more.

@@ -134,10 +134,15 @@ impl Wake for Both {
     }
 }
 
-fn both(cx: &Context<'_>) -> Waker {
+/// Polls with a context whose waker also wakes the node's sim task when a fenced runtime
+/// needs that (see `runtime::node_waker`), and with `cx` itself otherwise.
+fn with_both<R>(cx: &mut Context<'_>, poll: impl FnOnce(&mut Context<'_>) -> R) -> R {
     match node_waker() {
-        Some(node) => Waker::from(Arc::new(Both(cx.waker().clone(), node))),
-        None => cx.waker().clone(),
+        Some(node) => {
+            let waker = Waker::from(Arc::new(Both(cx.waker().clone(), node)));
+            poll(&mut Context::from_waker(&waker))
+        }
+        None => poll(cx),
     }
 }
 
@@ -226,10 +231,8 @@ struct RecvFrom<'a> {
 impl Future for RecvFrom<'_> {
     type Output = (Addr, Vec<u8>);
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let waker = both(cx);
-        let mut inner_cx = Context::from_waker(&waker);
         let mut recv = std::pin::pin!(self.socket.inner.recv());
-        recv.as_mut().poll(&mut inner_cx)
+        with_both(cx, |cx| recv.as_mut().poll(cx))
     }
 }
 
@@ -329,9 +332,7 @@ struct Wrapped<F>(F);
 impl<F: Future + Unpin> Future for Wrapped<F> {
     type Output = F::Output;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let waker = both(cx);
-        let mut inner_cx = Context::from_waker(&waker);
-        Pin::new(&mut self.0).poll(&mut inner_cx)
+        with_both(cx, |cx| Pin::new(&mut self.0).poll(cx))
     }
 }
 
@@ -426,11 +427,12 @@ fn read_into(
     cx: &mut Context<'_>,
     buf: &mut tokio::io::ReadBuf<'_>,
 ) -> Poll<io::Result<()>> {
-    let waker = both(cx);
-    let mut inner_cx = Context::from_waker(&waker);
     let mut reader = stream;
     let unfilled = buf.initialize_unfilled();
-    match futures::io::AsyncRead::poll_read(Pin::new(&mut reader), &mut inner_cx, unfilled) {
+    let read = with_both(cx, |cx| {
+        futures::io::AsyncRead::poll_read(Pin::new(&mut reader), cx, unfilled)
+    });
+    match read {
         Poll::Ready(Ok(n)) => {
             buf.advance(n);
             Poll::Ready(Ok(()))
@@ -445,10 +447,10 @@ fn write_from(
     cx: &mut Context<'_>,
     buf: &[u8],
 ) -> Poll<io::Result<usize>> {
-    let waker = both(cx);
-    let mut inner_cx = Context::from_waker(&waker);
     let mut writer = stream;
-    let result = futures::io::AsyncWrite::poll_write(Pin::new(&mut writer), &mut inner_cx, buf);
+    let result = with_both(cx, |cx| {
+        futures::io::AsyncWrite::poll_write(Pin::new(&mut writer), cx, buf)
+    });
     if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
         note_visible();
     }

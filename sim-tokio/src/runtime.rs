@@ -52,7 +52,7 @@ use std::panic::resume_unwind;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -244,17 +244,16 @@ fn build_clocked_runtime(seed: u64, forward: &Arc<Forward>) -> LocalRuntime {
 /// inside the node's own step needs nothing: the step runs the task before it ends.
 #[cfg(tokio_unstable)]
 struct Forward {
-    /// The node's sim-core waker, as of its last step.
-    node: Mutex<Option<Waker>>,
+    /// The node's sim-core waker, from its first step: the same for the whole incarnation
+    /// (one sim task polls the driver).
+    node: OnceLock<Waker>,
 }
 
 #[cfg(tokio_unstable)]
 impl Forward {
     fn set_node(&self, waker: &Waker) {
-        let mut node = self.node.lock().unwrap_or_else(PoisonError::into_inner);
-        if !node.as_ref().is_some_and(|node| node.will_wake(waker)) {
-            *node = Some(waker.clone());
-        }
+        let node = self.node.get_or_init(|| waker.clone());
+        debug_assert!(node.will_wake(waker), "one sim task drives an incarnation");
     }
 }
 
@@ -268,14 +267,9 @@ impl Wake for Forward {
             // The node's own step: it runs the woken task before it ends.
             return;
         }
-        let node = self
-            .node
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
         // Not stepped yet (`None`): its first step comes anyway.
-        if let Some(node) = node {
-            node.wake();
+        if let Some(node) = self.node.get() {
+            node.wake_by_ref();
         }
     }
 }
@@ -365,7 +359,7 @@ impl Driver {
         #[cfg(tokio_unstable)]
         if Mode::for_this_run() == Mode::Clocked {
             let forward = Arc::new(Forward {
-                node: Mutex::new(None),
+                node: OnceLock::new(),
             });
             let runtime = build_clocked_runtime(seed, &forward);
             let ended = Rc::new(Cell::new(false));
