@@ -2,7 +2,8 @@
 //! side by side in one process, and in processes of their own started by this one for the
 //! same seeds: madsim (`src/bin/madsim_side.rs`: its own libc overrides cannot be linked beside
 //! sim-os's hooks) and sim-tokio's tokio nodes (`tokio-side/`: a package of its own, so that
-//! tokio is built without the `process` and `signal` features turmoil turns on). Run
+//! tokio is built without the `process` and `signal` features turmoil turns on; built twice,
+//! for clocked and for fenced nodes). Run
 //! `cargo run --release` in this folder (`.cargo/config.toml` sets `--cfg madsim`, which
 //! madsim needs and the others ignore).
 //!
@@ -117,7 +118,13 @@ fn main() {
         .unwrap_or(2000);
     let madsim =
         run_side(&["--bin", "madsim_side"], seeds).and_then(|pairs| value(&pairs, "madsim_us"));
-    let tokio_side = run_side(&["-p", "tokio-side"], seeds);
+    let tokio_side = run_side(&["-p", "tokio-side"], seeds).and_then(|mut clocked| {
+        clocked.extend(run_side(
+            &["-p", "tokio-side", "--features", "fenced"],
+            seeds,
+        )?);
+        Ok(clocked)
+    });
     let (mut ours, mut turmoil, mut bare) = (Vec::new(), Vec::new(), Vec::new());
     for seed in 0..seeds {
         ours.push(time_us(|| {

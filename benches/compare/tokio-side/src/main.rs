@@ -9,13 +9,15 @@
 //!
 //! The code is the turmoil version's (`../src/main.rs`) with sim-tokio's `UdpSocket` and node
 //! names for addresses; its network is sim-core's (uniform 1-10 ms plus jitter, as for
-//! sim-core's native run). Each runtime reads the hooks' virtual clock (sim-os is linked);
-//! the fenced line runs the same nodes without the hooks' clock.
+//! sim-core's native run). Each runtime reads the hooks' virtual clock (sim-os is linked),
+//! and sim-tokio is built without its `fenced` feature, as a binary that links the hooks can
+//! be (see sim-tokio's docs).
 //!
-//! Prints `sim_tokio_us=`, `sim_tokio_steps_per_run=`, `sim_tokio_fenced_us=` and
-//! `sim_tokio_fenced_steps_per_run=` (medians). `PROFILE_TOKIO_MODE=N` runs only the clocked
-//! tokio mode, N runs, for a profiler (`PROFILE_TOKIO_MODE=20000 perf record
-//! target/release/tokio_side`).
+//! Prints `sim_tokio_us=` and `sim_tokio_steps_per_run=` (medians). Built with `--features
+//! fenced` it runs the same nodes without the hooks' clock, paused runtimes advanced by
+//! fences, and prints `sim_tokio_fenced_us=` and `sim_tokio_fenced_steps_per_run=`.
+//! `PROFILE_TOKIO_MODE=N` runs only the workload, N runs, for a profiler
+//! (`PROFILE_TOKIO_MODE=20000 perf record target/release/tokio_side`).
 
 use sim_os as _;
 use std::time::Duration;
@@ -93,25 +95,23 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let (mut clocked, mut fenced) = (Vec::new(), Vec::new());
-    let (mut clocked_steps, mut fenced_steps) = (Vec::new(), Vec::new());
+    let fenced = cfg!(feature = "fenced");
+    // Fenced: the same tokio nodes without the hooks' clock.
+    sim_tokio::runtime::knobs::CLOCKED.with(|k| k.set(!fenced));
+    let (mut times, mut steps) = (Vec::new(), Vec::new());
     for seed in 0..seeds {
         let steps_before = sim_tokio::runtime::steps_taken();
-        clocked.push(time_us(|| tokio_mode_workload(seed)));
-        clocked_steps.push((sim_tokio::runtime::steps_taken() - steps_before) as f64);
-        // The same tokio nodes without the hooks' clock: paused runtimes advanced by fences.
-        sim_tokio::runtime::knobs::CLOCKED.with(|k| k.set(false));
-        let steps_before = sim_tokio::runtime::steps_taken();
-        fenced.push(time_us(|| tokio_mode_workload(seed)));
-        fenced_steps.push((sim_tokio::runtime::steps_taken() - steps_before) as f64);
-        sim_tokio::runtime::knobs::CLOCKED.with(|k| k.set(true));
+        times.push(time_us(|| tokio_mode_workload(seed)));
+        steps.push((sim_tokio::runtime::steps_taken() - steps_before) as f64);
     }
+    let mode = if fenced {
+        "sim_tokio_fenced"
+    } else {
+        "sim_tokio"
+    };
     println!(
-        "sim_tokio_us={:.1} sim_tokio_steps_per_run={:.0} sim_tokio_fenced_us={:.1} \
-         sim_tokio_fenced_steps_per_run={:.0}",
-        median(clocked),
-        median(clocked_steps),
-        median(fenced),
-        median(fenced_steps)
+        "{mode}_us={:.1} {mode}_steps_per_run={:.0}",
+        median(times),
+        median(steps)
     );
 }
