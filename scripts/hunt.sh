@@ -15,17 +15,18 @@
 # HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead; FUZZ_BUILD_ARGS are the extra
 # `cargo fuzz build` flags (default "--no-trace-compares": comparison tracing cost a third of
 # the run time and found nothing the lane mutator does not; set it empty for cargo fuzz's own
-# default build); HUNT_BUILD=0 skips the build.
+# default build); HUNT_BUILD=0 skips the build; HUNT_BIN runs that target binary instead (a
+# build of your own, e.g. without code coverage; implies HUNT_BUILD=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}
 [ "$system" = two-pc ] && target=sim_target
 sim=target/release/sim
-bin=fuzz/target/x86_64-unknown-linux-gnu/release/$target
-if [ "${HUNT_BUILD:-1}" = 1 ]; then
+bin=${HUNT_BIN:-fuzz/target/x86_64-unknown-linux-gnu/release/$target}
+if [ "${HUNT_BUILD:-1}" = 1 ] && [ -z "${HUNT_BIN:-}" ]; then
     cargo build --release -q -p systems --bin sim
     (cd fuzz && cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target") >&2
 fi
