@@ -305,7 +305,8 @@ pub fn note_event_fd(fd: i32) {
 pub fn skips_write(fd: i32) -> bool {
     CLAIMED_FDS
         .try_with(|fds| {
-            // A shared borrow: a waker that writes again reaches here again, and reads.
+            // A shared borrow, held while waking: a waker that writes to a claimed fd again
+            // comes back here, and only reads.
             let Ok(fds) = fds.try_borrow() else {
                 return false;
             };

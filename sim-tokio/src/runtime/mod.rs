@@ -15,8 +15,8 @@
 //!   which the hooks answer with virtual time: tokio's time *is* the world's, so it can never
 //!   run ahead. A step runs tokio at the current instant until it has nothing left to run,
 //!   and its idle wait names its earliest timer: one step per instant the node has work.
-//! * **Fenced** (`fenced`, the crate's default feature `fenced`; used without the hooks or
-//!   without `tokio_unstable`). Tokio's clock is paused and auto-advances, at most to the
+//! * **Fenced** (`fenced`, built with the crate's default feature of that name; used without
+//!   the hooks or without `tokio_unstable`). Tokio's clock is paused and auto-advances, at most to the
 //!   next instant anything else can happen. Idle fenced nodes fence each other a millisecond
 //!   at a time: on the comparison workload of `benches/compare` about 15 times the steps of
 //!   a clocked run. It needs tokio's `test-util` feature, which puts a lock on every read of
