@@ -119,10 +119,16 @@ fn main() {
     let madsim =
         run_side(&["--bin", "madsim_side"], seeds).and_then(|pairs| value(&pairs, "madsim_us"));
     let tokio_side = run_side(&["-p", "tokio-side"], seeds).and_then(|mut clocked| {
-        clocked.extend(run_side(
-            &["-p", "tokio-side", "--features", "fenced"],
-            seeds,
-        )?);
+        // A target dir of its own: the two builds of one binary would replace each other.
+        let fenced = [
+            "-p",
+            "tokio-side",
+            "--features",
+            "fenced",
+            "--target-dir",
+            "target/fenced",
+        ];
+        clocked.extend(run_side(&fenced, seeds)?);
         Ok(clocked)
     });
     let (mut ours, mut turmoil, mut bare) = (Vec::new(), Vec::new(), Vec::new());
