@@ -28,7 +28,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use tokio::runtime::LocalRuntime;
 use tokio::task::JoinHandle;
 
-use super::{count_step, seeded_builder, Wakeup};
+use super::{count_step, panic_of, seeded_builder, Wakeup};
 
 thread_local! {
     /// While a clocked runtime runs: its [`Forward`], by address (identity only: compared
@@ -78,8 +78,6 @@ pub(super) struct Clocked {
     runtime: Option<LocalRuntime>,
     forward: Arc<Forward>,
     wakeup: Wakeup,
-    /// Where `wakeup` is armed, in ms after start.
-    armed_ms: u64,
 }
 
 impl Drop for Clocked {
@@ -126,7 +124,6 @@ impl Clocked {
             runtime: Some(runtime),
             forward,
             wakeup: Wakeup::new(),
-            armed_ms: 0,
         }
     }
 
@@ -146,11 +143,10 @@ impl Clocked {
                 // Tokio counts whole milliseconds from its start, and its idle wait is the
                 // distance from the current millisecond to the timer's.
                 let at_ms = self.wakeup.now_ms() + u64::from(timeout_ms.unsigned_abs());
-                if self.wakeup.is_armed() && self.armed_ms == at_ms {
+                if self.wakeup.is_armed_at(at_ms) {
                     // Still armed there (a delivery woke the node before its timer).
                     return Poll::Pending;
                 }
-                self.armed_ms = at_ms;
                 self.wakeup.arm(cx, at_ms)
             }
         }
@@ -174,9 +170,7 @@ impl Clocked {
             let idle = sim_core::os::take_idle_timeout();
             if ended.get() {
                 if let Poll::Ready(result) = Pin::new(&mut *main).poll(cx) {
-                    return Poll::Ready(Step::Done(
-                        result.err().and_then(|e| e.try_into_panic().ok()),
-                    ));
+                    return Poll::Ready(Step::Done(panic_of(result)));
                 }
             }
             match idle {

@@ -26,7 +26,7 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::task::{JoinHandle, LocalSet};
 
-use super::{count_step, knobs, seeded_builder, Wakeup};
+use super::{count_step, knobs, panic_of, seeded_builder, Wakeup};
 
 /// How far a runtime may auto-advance when nothing at all is pending in the world.
 const IDLE_FENCE: Duration = Duration::from_secs(3600);
@@ -227,9 +227,7 @@ impl Fenced {
             let mut flag_cx = Context::from_waker(&flag_waker);
             let _ = Pin::new(&mut *local).poll(&mut flag_cx);
             if let Poll::Ready(result) = Pin::new(&mut *main).poll(&mut flag_cx) {
-                return Poll::Ready(Step::Done(
-                    result.err().and_then(|e| e.try_into_panic().ok()),
-                ));
+                return Poll::Ready(Step::Done(panic_of(result)));
             }
             if SENT.with(Cell::take) {
                 return Poll::Ready(Step::Sent);

@@ -163,9 +163,14 @@ impl Wakeup {
         self.ms_at(sim_core::time::now())
     }
 
+    /// The instant `at_ms` after the incarnation's start.
+    fn instant_at(&self, at_ms: u64) -> SimInstant {
+        SimInstant::from_nanos(self.start_ns + at_ms * 1_000_000)
+    }
+
     /// Wakes the node at `at_ms` after its start (at once if that has passed).
     fn arm(&mut self, cx: &mut Context<'_>, at_ms: u64) -> Poll<()> {
-        let at = SimInstant::from_nanos(self.start_ns + at_ms * 1_000_000);
+        let at = self.instant_at(at_ms);
         let mut sleep = sim_core::time::sleep_until(at);
         if Pin::new(&mut sleep).poll(cx).is_ready() {
             cx.waker().wake_by_ref();
@@ -175,8 +180,12 @@ impl Wakeup {
         Poll::Pending
     }
 
-    fn is_armed(&self) -> bool {
-        self.sleep.is_some()
+    /// True while armed to wake the node at `at_ms` after its start.
+    fn is_armed_at(&self, at_ms: u64) -> bool {
+        let at = self.instant_at(at_ms);
+        self.sleep
+            .as_ref()
+            .is_some_and(|sleep| sleep.deadline() == at)
     }
 
     /// True while armed and not yet due.
@@ -189,6 +198,11 @@ impl Wakeup {
     fn disarm(&mut self) {
         self.sleep = None;
     }
+}
+
+/// The panic a node's main task ended with, if it ended by panicking.
+fn panic_of(result: Result<(), tokio::task::JoinError>) -> Option<Box<dyn std::any::Any + Send>> {
+    result.err().and_then(|e| e.try_into_panic().ok())
 }
 
 /// One incarnation's runtime, whichever way it keeps time.
