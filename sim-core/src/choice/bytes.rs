@@ -48,6 +48,8 @@ pub struct Bytes {
     futures_begun: usize,
     /// The stream of the future in force, once the first cut is passed.
     stream: Option<Seeded>,
+    /// The fault intensity of the future in force ([`Future::fault_intensity`]).
+    intensity: u64,
     /// Draws so far and every event draw read from the events lane, for the mutator.
     trace: DrawTrace,
 }
@@ -59,8 +61,8 @@ pub struct DrawTrace {
     /// Draws the run made (those a recorder logs): the clock [`Lane::Futures`] cuts and
     /// [`draw_clock`] count in.
     pub draws: u32,
-    /// Every event draw read from the events lane, in order: its label id and the draw
-    /// clock when it was drawn.
+    /// Every event draw, in order (inside a future too): its label id and the draw clock
+    /// when it was drawn.
     pub event_clocks: Vec<(u16, u32)>,
 }
 
@@ -94,6 +96,7 @@ impl Bytes {
             futures,
             futures_begun: 0,
             stream: None,
+            intensity: 1,
             trace: DrawTrace::default(),
         }
     }
@@ -110,6 +113,7 @@ impl Bytes {
                 break;
             }
             self.stream = Some(next.stream());
+            self.intensity = next.fault_intensity();
             self.futures_begun += 1;
         }
         self.stream.as_mut()
@@ -134,15 +138,20 @@ impl Bytes {
         raw % bound
     }
 
-    /// An event draw: from the future in force, if any (its ordinal still counted, so the
-    /// mutator learns how far each label's draws reach), else from the events lane.
+    /// An event draw: it fires when the events lane has its entry, or when the future in
+    /// force, if any, draws it (at the future's [intensity](Future::fault_intensity)). The
+    /// future's draw is made either way, so adding or removing an entry inside a future
+    /// changes that one decision and leaves the future's later draws where they were.
     fn event_draw(&mut self, id: u16, label: &'static str, num: u64, den: u64) -> bool {
-        if self.future().is_none() {
-            return self.event(id, num, den);
+        let in_future = self.future().is_some();
+        let listed = self.event(id, num, den);
+        if !in_future {
+            return listed;
         }
-        self.next_ordinal(id);
+        let num = num.saturating_mul(self.intensity).min(den);
         let stream = self.stream.as_mut().expect("a future is in force");
-        stream.draw(label, den) >= den - num
+        let drawn = stream.draw(label, den) >= den - num;
+        listed || drawn
     }
 
     fn event(&mut self, id: u16, num: u64, den: u64) -> bool {

@@ -684,8 +684,9 @@ mod tests {
         assert!(differing >= 1);
     }
 
-    /// A fresh future keeps every draw before its cut, draws the rest from its stream, and a
-    /// recording of the run replays it without the future.
+    /// A fresh future keeps every draw before its cut, draws the rest from its stream (fault
+    /// events the input lists still fire), and a recording of the run replays it without the
+    /// future.
     #[test]
     fn a_future_keeps_the_past_and_records_as_plain_lanes() {
         let draw = |source: &mut dyn Source, i: u64| -> u64 {
@@ -709,11 +710,14 @@ mod tests {
         assert_ne!(forked[120..], original[120..], "the future is new");
         let mut stream = future.stream();
         let tail: Vec<u64> = (120..300).map(|i| draw(&mut stream, i)).collect();
-        assert_eq!(
-            forked[120..],
-            tail[..],
-            "from the cut on, the stream decides"
-        );
+        for (i, &from_stream) in (120..300).zip(&tail) {
+            if i % 4 == 2 && original[i] == 1 {
+                // A loss the recording lists (an events-lane entry) fires inside the future too.
+                assert_eq!(forked[i], 1, "draw {i}: the listed event fires");
+            } else {
+                assert_eq!(forked[i], from_stream, "draw {i}: the stream decides");
+            }
+        }
         let recorded = recorder.to_bytes();
         assert!(lanes::LaneBuffers::parse(&recorded).futures().is_empty());
         assert_eq!(run(&mut Bytes::new(recorded)), forked);
@@ -725,5 +729,50 @@ mod tests {
             run(&mut Bytes::new(only.to_bytes())),
             run(&mut whole.stream())
         );
+    }
+
+    /// A future's seed names how much likelier its fault events are, and an entry of the
+    /// events lane fires inside a future without moving the future's other draws.
+    #[test]
+    fn a_future_scales_its_fault_odds_and_keeps_listed_events() {
+        let losses = |bytes: Vec<u8>| -> Vec<bool> {
+            let mut source = Bytes::new(bytes);
+            (0..20_000)
+                .map(|_| source.chance("net.fault.loss", 1, 100))
+                .collect()
+        };
+        let with_future = |seed: u32, events: &[(u16, u32)]| {
+            let mut lanes = lanes::LaneBuffers::default();
+            lanes.set_futures(&[lanes::Future { cut: 0, seed }]);
+            for &(id, ordinal) in events {
+                lanes.push_event(id, ordinal);
+            }
+            lanes.to_bytes()
+        };
+        let fired = |draws: &[bool]| draws.iter().filter(|&&f| f).count();
+        let plain = fired(&losses(with_future(7, &[])));
+        let eight_times = fired(&losses(with_future(7 | 3 << 30, &[])));
+        assert_eq!(
+            lanes::Future {
+                cut: 0,
+                seed: 7 | 3 << 30
+            }
+            .fault_intensity(),
+            8
+        );
+        assert!((150..250).contains(&plain), "1 in 100 of 20,000: {plain}");
+        assert!(
+            (1_400..1_800).contains(&eight_times),
+            "8 in 100 of 20,000: {eight_times}"
+        );
+        let before = losses(with_future(7, &[]));
+        let quiet = before.iter().position(|&f| !f).unwrap() as u32;
+        let after = losses(with_future(
+            7,
+            &[(lanes::label_id("net.fault.loss"), quiet)],
+        ));
+        assert!(after[quiet as usize], "the listed event fires");
+        let differing = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 1, "and nothing else moves");
     }
 }
