@@ -25,6 +25,9 @@
 //! * **a fault just after a rare state**: add one fault decision among those the run drew
 //!   soon after such a state (a crash of the node as it commits, the loss of the message it
 //!   sends then), every other decision kept.
+//! * **a fresh run** ([`fresh_run`]): a whole run drawn from a new seed, at a random [fault
+//!   intensity](crate::choice::lanes::Future::fault_intensity) — the sweep's variety inside
+//!   the hunt, for bugs no rare state leads to.
 //!
 //! The last two need to know what an input's run did: the fuzz harness tells this module
 //! after every run ([`observe_run`]: the label features it reached with the draw clock of
@@ -112,6 +115,10 @@ const DENSE_WEIGHTS: [(Lane, u64); 5] = [
 /// Out of 100 calls, how many leave the input to the engine's byte mutations.
 const ENGINE_SHARE_PERCENT: u64 = 15;
 
+/// Out of 100 lane-aware mutations, how many replace the input with a fresh run: one future
+/// from the first draw on ([`fresh_run`]), at a random fault intensity.
+const FRESH_RUN_SHARE_PERCENT: u64 = 25;
+
 /// Out of 100 lane-aware mutations, how many give the input a fresh future.
 const FUTURE_SHARE_PERCENT: u64 = 30;
 
@@ -131,7 +138,12 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
     }
     let mut lanes = LaneBuffers::parse(data);
     let observed = observed_event_counts();
-    let edited = match rng.draw("mutate.kind", 100) {
+    let kind = rng.draw("mutate.kind", 100);
+    if kind >= 100 - FRESH_RUN_SHARE_PERCENT {
+        let out = fresh_run(rng.draw("mutate.fresh.seed", 1 << 32) as u32);
+        return (out.len() <= max_size).then_some(out);
+    }
+    let edited = match kind {
         kind if kind < FUTURE_SHARE_PERCENT => {
             mutate_futures(data, &mut lanes, &mut rng) || mutate_dense(&mut lanes, &mut rng)
         }
@@ -324,8 +336,20 @@ pub fn add_fault_after(
     true
 }
 
+/// A run drawn wholly from a future with this seed: what a seed sweep runs, at the future's
+/// [fault intensity](Future::fault_intensity). A hunt needs runs that owe nothing to its
+/// corpus: a bug that needs several faults anywhere in the run, and no rare state first
+/// (raft-kv's `ack-before-fsync`), is found by such runs, and their odds rise with the fault
+/// rate, which the seed's intensity varies.
+pub fn fresh_run(seed: u32) -> Vec<u8> {
+    let mut lanes = LaneBuffers::default();
+    lanes.set_futures(&[Future { cut: 0, seed }]);
+    lanes.to_bytes()
+}
+
 /// Gives the run a fresh future from draw `cut` on, drawn from `seed`: futures the input had
-/// from that cut on are dropped, earlier ones kept.
+/// from that cut on are dropped, earlier ones kept. Its fault-event entries are kept too, and
+/// those past the cut still fire inside the future (at the same ordinals of their labels).
 pub fn add_future(lanes: &mut LaneBuffers, cut: u32, seed: u32) {
     let mut futures = lanes.futures();
     futures.retain(|future| future.cut < cut);
@@ -557,7 +581,8 @@ mod tests {
                 continue;
             };
             let after = LaneBuffers::parse(&out);
-            if after.events() != before.events() {
+            let fresh = after.futures().len() == 1 && out == fresh_run(after.futures()[0].seed);
+            if after.events() != before.events() && !fresh {
                 event_edits += 1;
                 for (lane, _) in DENSE_WEIGHTS {
                     assert_eq!(
@@ -580,13 +605,17 @@ mod tests {
             observe_run(&[1], vec![(7, 3)], DrawTrace::default());
         }
         observe_run(&input, vec![(7, 10), (9, 40)], DrawTrace::default());
-        let (mut futures, mut near_rare) = (0, 0);
+        let (mut futures, mut near_rare, mut fresh) = (0, 0, 0);
         for seed in 0..2000 {
             let Some(out) = mutate(&input, 4096, seed) else {
                 continue;
             };
             let after = LaneBuffers::parse(&out);
             if after.futures() == before.futures() {
+                continue;
+            }
+            if out == fresh_run(after.futures()[0].seed) {
+                fresh += 1;
                 continue;
             }
             futures += 1;
@@ -601,6 +630,7 @@ mod tests {
             near_rare += u32::from((40..44).contains(&cut));
         }
         assert!(futures > 300, "{futures} future edits in 2000 calls");
+        assert!(fresh > 300, "{fresh} fresh runs in 2000 calls");
         // Three in four cuts follow a state the run reached, weighted 50:1 towards the rare one.
         assert!(
             near_rare * 2 > futures,
