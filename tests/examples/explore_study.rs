@@ -11,7 +11,12 @@
 //!   input with a fresh future cut just after the first hit, or (`FAULT_PERCENT` of steps)
 //!   with one fault added among the decisions drawn right after it; `FOLLOW=K` first tries K
 //!   futures of every newly reached feature. Prints runs to the first failure per trial and
-//!   the median; compare `sim sweep --until-first`.
+//!   the median; compare `sim sweep --until-first`. `FRESH_PERCENT` of steps run a fresh
+//!   whole run instead (`mutate::fresh_run`, a random fault intensity); `START_FUTURES=1`
+//!   starts from 32 such runs instead of recorded seed runs.
+//! * `SWEEP_INTENSITY=LEVEL`: a seed sweep of whole-run futures at one fault intensity (0..=3:
+//!   every fault event's odds x1, x2, x4, x8; `mix`: the four in turn). The control for the
+//!   hunt's intensities: how much of a win is the fault rate alone.
 //! * `PROFILE=SEED`: along a failing seed's run, for each feature it reached, the failure rate
 //!   of 200 fresh futures cut just after its first hit (where the failure becomes likely).
 //! * `CENSUS=F1,F2,..`: over BUDGET seeds, how many runs reach any of these label features
@@ -135,6 +140,37 @@ fn main() {
         println!("runs={budget} reach={reach} fail_reach={fail_reach} fail_other={fail_other}");
         return;
     }
+    if let Ok(level) = std::env::var("SWEEP_INTENSITY") {
+        // The control for fault intensity: a seed sweep whose runs are whole futures at one
+        // intensity level (0..=3: odds x1, x2, x4, x8), or `mix` (the levels in turn).
+        let mut results = Vec::new();
+        for trial in 1..=trials {
+            let mut runs = 0;
+            while runs < budget {
+                let level = match level.as_str() {
+                    "mix" => runs % 4,
+                    fixed => fixed.parse().expect("SWEEP_INTENSITY=0..=3 or mix"),
+                };
+                let low_bits = (trial * 1_000_000 + runs) as u32 & ((1 << 30) - 1);
+                let seed = low_bits | ((level as u32) << 30);
+                runs += 1;
+                let input = Input::Bytes(mutate::fresh_run(seed));
+                if (spec.build)(&opts)
+                    .run_input(&input)
+                    .outcome
+                    .class
+                    .is_failure()
+                {
+                    break;
+                }
+            }
+            println!("trial={trial} runs={runs}");
+            results.push(runs);
+        }
+        results.sort_unstable();
+        println!("median_runs={}", results[(results.len() - 1) / 2]);
+        return;
+    }
     let mut results = Vec::new();
     for trial in 1..=trials {
         let mut rng = Seeded::new(trial);
@@ -178,11 +214,16 @@ fn main() {
             report.outcome.class.is_failure()
         };
         for seed in 0..32 {
-            let recorder = Recorder::new(Seeded::new(trial * 1_000_000 + seed));
-            let log = recorder.log();
-            (spec.build)(&opts).run(Box::new(recorder));
+            let bytes = if knob("START_FUTURES", 0) == 1 {
+                mutate::fresh_run(rng.draw("start", 1 << 32) as u32)
+            } else {
+                let recorder = Recorder::new(Seeded::new(trial * 1_000_000 + seed));
+                let log = recorder.log();
+                (spec.build)(&opts).run(Box::new(recorder));
+                let bytes = encode(&log.borrow().draws);
+                bytes
+            };
             runs += 1;
-            let bytes = encode(&log.borrow().draws);
             if run(bytes, &mut runs_reaching, &mut archive, &mut queue) {
                 found = Some(runs);
                 break;
@@ -201,7 +242,10 @@ fn main() {
                     let (input, clock, events) =
                         &cell.inputs[rng.draw("which", cell.inputs.len() as u64) as usize];
                     let mut lanes = LaneBuffers::parse(input);
-                    if rng.draw("op", 100) < knob("FAULT_PERCENT", 0)
+                    let op = rng.draw("op", 100);
+                    if op >= 100 - knob("FRESH_PERCENT", 0) {
+                        mutate::fresh_run(rng.draw("fresh", 1 << 32) as u32)
+                    } else if op < knob("FAULT_PERCENT", 0)
                         && mutate::add_fault_after(&mut lanes, *clock, events, &mut rng)
                     {
                         lanes.to_bytes()
