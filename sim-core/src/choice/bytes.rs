@@ -50,7 +50,7 @@ pub struct Bytes {
     stream: Option<Seeded>,
     /// The fault intensity of the future in force ([`Future::fault_intensity`]).
     intensity: u64,
-    /// Draws so far and every event draw read from the events lane, for the mutator.
+    /// Draws so far and every event draw, for the mutator.
     trace: DrawTrace,
 }
 

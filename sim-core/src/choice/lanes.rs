@@ -91,7 +91,8 @@ impl Future {
     /// far likelier at a higher rate, and which rate is best differs from bug to bug (on
     /// raft-kv, 3x made `ack-before-fsync` 16 times likelier and 8x only 6 times), so a
     /// fuzzer tries futures at every intensity and keeps those that reach new states.
-    /// Dense chances (odds above 1 in 16) are not events and keep their odds.
+    /// Chances that are not events (dense draws of labels that are not faults, at odds
+    /// above 1 in 16) keep their odds.
     pub fn fault_intensity(self) -> u64 {
         1 << (self.seed >> 30)
     }
