@@ -136,13 +136,13 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
     if rng.draw("mutate.engine", 100) < ENGINE_SHARE_PERCENT {
         return None;
     }
-    let mut lanes = LaneBuffers::parse(data);
-    let observed = observed_event_counts();
     let kind = rng.draw("mutate.kind", 100);
     if kind >= 100 - FRESH_RUN_SHARE_PERCENT {
         let out = fresh_run(rng.draw("mutate.fresh.seed", 1 << 32) as u32);
         return (out.len() <= max_size).then_some(out);
     }
+    let mut lanes = LaneBuffers::parse(data);
+    let observed = observed_event_counts();
     let edited = match kind {
         kind if kind < FUTURE_SHARE_PERCENT => {
             mutate_futures(data, &mut lanes, &mut rng) || mutate_dense(&mut lanes, &mut rng)
@@ -563,6 +563,14 @@ mod tests {
         lanes.to_bytes()
     }
 
+    /// Whether `out` is a [`fresh_run`]: one future from the first draw, nothing else.
+    fn is_fresh_run(out: &[u8]) -> bool {
+        match LaneBuffers::parse(out).futures()[..] {
+            [only] => out == fresh_run(only.seed),
+            _ => false,
+        }
+    }
+
     #[test]
     fn the_same_seed_gives_the_same_mutation() {
         let input = sample();
@@ -581,8 +589,7 @@ mod tests {
                 continue;
             };
             let after = LaneBuffers::parse(&out);
-            let fresh = after.futures().len() == 1 && out == fresh_run(after.futures()[0].seed);
-            if after.events() != before.events() && !fresh {
+            if after.events() != before.events() && !is_fresh_run(&out) {
                 event_edits += 1;
                 for (lane, _) in DENSE_WEIGHTS {
                     assert_eq!(
@@ -614,7 +621,7 @@ mod tests {
             if after.futures() == before.futures() {
                 continue;
             }
-            if out == fresh_run(after.futures()[0].seed) {
+            if is_fresh_run(&out) {
                 fresh += 1;
                 continue;
             }
