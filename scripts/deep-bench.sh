@@ -4,7 +4,8 @@
 #
 #   RUNS=10 scripts/deep-bench.sh
 #
-# For each bug of BUGS (default: raft-kv's three deep bugs), run r = 1..RUNS:
+# For each bug of BUGS (default: raft-kv's three deep bugs), run r = FIRST_RUN..FIRST_RUN+RUNS-1
+# (FIRST_RUN default 1; another value repeats the benchmark on new seeds):
 #   sweep: `sim sweep --jobs 1 --until-first` over seeds r*10^8 .. r*10^8 + SWEEP_BUDGET
 #          (default 3,000,000 seeds); execs = seeds run, wall = its wall time;
 #   fuzz:  `scripts/hunt.sh SYSTEM BUG FUZZ_BUDGET_S r` (default 120 s), whose settings are
@@ -17,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-10}
+first_run=${FIRST_RUN:-1}
 bugs=${BUGS:-raft-kv/ack-before-fsync raft-kv/vote-not-persisted raft-kv/commit-past-request}
 parallel=${PARALLEL:-1}
 sweep_budget=${SWEEP_BUDGET:-3000000}
@@ -42,13 +44,13 @@ one_run() {
 for entry in $bugs; do
     system=${entry%%/*} bug=${entry#*/}
     out=$(mktemp -d)
-    for r in $(seq 1 "$runs"); do
+    for r in $(seq "$first_run" $(( first_run + runs - 1 ))); do
         one_run "$system" "$bug" "$r" "$out" &
         while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
     done
     wait
     sweep_execs=() sweep_s=() fuzz_execs=() fuzz_s=() found=0
-    for r in $(seq 1 "$runs"); do
+    for r in $(seq "$first_run" $(( first_run + runs - 1 ))); do
         sed "s|^|run=$r bug=$entry |" "$out/$r" >&2
         sweep=$(sed -n 's/^engine=sweep //p' "$out/$r") fuzz=$(sed -n 's/^engine=fuzz //p' "$out/$r")
         sweep_execs+=("$(sed -n 's/^seeds=\([0-9]*\).*/\1/p' <<<"$sweep")")
