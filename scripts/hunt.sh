@@ -9,6 +9,8 @@
 #    lane-aware mutator (SIM_MUTATOR, default `lanes`), SIM_SIGNAL (default: the harness's),
 #    inputs up to 4x the longest seed input and no length ramp (-len_control=0), libFuzzer
 #    seed RUN (default 1), until the first crash or BUDGET_SECONDS (default 120).
+# 3. A failing input is kept in fuzz/artifacts/TARGET/ (where `cargo fuzz run` puts its own),
+#    and stderr names it with the `sim replay` line that shows its trace.
 #
 # Every execution counts: the seed runs and libFuzzer's (its initial pass over the corpus
 # included). The last line is `found=0|1 execs=N wall_s=S`; wall_s excludes the build.
@@ -16,10 +18,11 @@
 # `cargo fuzz build` flags (default "--no-trace-compares": comparison tracing cost a third of
 # the run time and found nothing the lane mutator does not; set it empty for cargo fuzz's own
 # default build); HUNT_BUILD=0 skips the build; HUNT_BIN runs that target binary instead (a
-# build of your own, e.g. without code coverage; implies HUNT_BUILD=0).
+# build of your own, e.g. without code coverage; implies HUNT_BUILD=0); HUNT_FUZZ_ARGS are
+# extra libFuzzer flags (they come last and win).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,22p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}
@@ -64,6 +67,12 @@ found=0
 if ls "$work/artifacts"/crash-* >/dev/null 2>&1; then
     found=1
     grep -m1 -E '^class=' "$work/fuzz.log" >&2 || true
+    mkdir -p "fuzz/artifacts/$target"
+    for crash in "$work/artifacts"/crash-*; do
+        cp "$crash" "fuzz/artifacts/$target/"
+        echo "failing input: fuzz/artifacts/$target/${crash##*/}" >&2
+        echo "its trace: target/release/sim replay --system $system --bug $bug fuzz/artifacts/$target/${crash##*/}" >&2
+    done
 fi
 if [ -n "${HUNT_LOG:-}" ]; then cp "$work/fuzz.log" "$HUNT_LOG"; fi
 echo "found=$found execs=$(( seed_execs + ${fuzz_execs:-0} )) wall_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
