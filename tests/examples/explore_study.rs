@@ -23,6 +23,8 @@
 //!   (counter indexes, as `PROFILE` prints them) and how many of those fail.
 //! * `SATURATION=1`: over BUDGET seeds, how many label counters the runs touch, at every power
 //!   of two (a map nearly full hides rare features behind common ones).
+//! * `NOVELTY=1`: per fault intensity (x1, x2, x4, x8), how many label features BUDGET whole
+//!   runs at that intensity reach: what a choice of intensity rewarded by new coverage sees.
 
 use std::collections::BTreeMap;
 
@@ -114,6 +116,26 @@ fn main() {
             if (seed + 1).is_power_of_two() || seed + 1 == budget {
                 println!("runs={} label_counters_hit={}", seed + 1, seen.len());
             }
+        }
+        return;
+    }
+    if std::env::var("NOVELTY").is_ok() {
+        // Per fault intensity: how many label features BUDGET whole runs at that intensity
+        // reach (what a novelty-rewarded choice of intensity would see).
+        for level in 0..4u32 {
+            let mut seen = std::collections::BTreeSet::new();
+            for run in 0..budget {
+                let seed = (run as u32 & ((1 << 30) - 1)) | (level << 30);
+                signal::clear();
+                signal::begin_run();
+                (spec.build)(&opts).run_input(&Input::Bytes(mutate::fresh_run(seed)));
+                seen.extend(signal::take_first_hits().into_iter().map(|(f, _)| f));
+            }
+            println!(
+                "intensity=x{} runs={budget} label_features={}",
+                1 << level,
+                seen.len()
+            );
         }
         return;
     }
