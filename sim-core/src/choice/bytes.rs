@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::lanes::{label_id, Future, Lane, LaneBuffers, LANES, MAX_EVENT_ORDINAL};
+use super::lanes::{label_id, FaultGroup, Future, Lane, LaneBuffers, LANES, MAX_EVENT_ORDINAL};
 use super::{bytes_for_bound, Seeded, Source};
 
 /// A byte input (a fuzzer's, or a file's) read as one stream per [`Lane`], with fault events
@@ -48,8 +48,8 @@ pub struct Bytes {
     futures_begun: usize,
     /// The stream of the future in force, once the first cut is passed.
     stream: Option<Seeded>,
-    /// The fault intensity of the future in force ([`Future::fault_intensity`]).
-    intensity: u64,
+    /// The future in force, once the first cut is passed (its fault intensity and focus).
+    in_force: Option<Future>,
     /// Draws so far and every event draw, for the mutator.
     trace: DrawTrace,
 }
@@ -71,6 +71,7 @@ pub struct DrawTrace {
 struct LabelInfo {
     lane: Lane,
     id: u16,
+    group: Option<FaultGroup>,
 }
 
 impl Bytes {
@@ -96,7 +97,7 @@ impl Bytes {
             futures,
             futures_begun: 0,
             stream: None,
-            intensity: 1,
+            in_force: None,
             trace: DrawTrace::default(),
         }
     }
@@ -113,7 +114,7 @@ impl Bytes {
                 break;
             }
             self.stream = Some(next.stream());
-            self.intensity = next.fault_intensity();
+            self.in_force = Some(next);
             self.futures_begun += 1;
         }
         self.stream.as_mut()
@@ -126,6 +127,7 @@ impl Bytes {
             .or_insert_with(|| LabelInfo {
                 lane: Lane::of(label),
                 id: label_id(label),
+                group: FaultGroup::of(label),
             })
     }
 
@@ -139,16 +141,17 @@ impl Bytes {
     }
 
     /// An event draw: it fires when the events lane has its entry, or when the future in
-    /// force, if any, draws it (at the future's [intensity](Future::fault_intensity)). The
+    /// force, if any, draws it (at the future's [scale](Future::fault_scale) for the label's
+    /// group). The
     /// future's draw is made either way, so adding or removing an entry inside a future
     /// changes that one decision and leaves the future's later draws where they were.
-    fn event_draw(&mut self, id: u16, label: &'static str, num: u64, den: u64) -> bool {
+    fn event_draw(&mut self, info: LabelInfo, label: &'static str, num: u64, den: u64) -> bool {
         let in_future = self.future().is_some();
-        let listed = self.event(id, num, den);
-        if !in_future {
+        let listed = self.event(info.id, num, den);
+        let Some(future) = self.in_force.filter(|_| in_future) else {
             return listed;
-        }
-        let num = num.saturating_mul(self.intensity).min(den);
+        };
+        let num = num.saturating_mul(future.fault_scale(info.group)).min(den);
         let stream = self.stream.as_mut().expect("a future is in force");
         let drawn = stream.draw(label, den) >= den - num;
         listed || drawn
@@ -236,7 +239,7 @@ impl Source for Bytes {
     fn draw_chance(&mut self, label: &'static str, num: u64, den: u64) -> bool {
         let info = self.label(label);
         if info.lane.chance_is_event(num, den) {
-            self.event_draw(info.id, label, num, den)
+            self.event_draw(info, label, num, den)
         } else {
             if den <= 1 {
                 // Not a choice (a certainty): nothing is read, nothing is logged.
@@ -250,8 +253,8 @@ impl Source for Bytes {
     }
 
     fn draw_event(&mut self, label: &'static str, num: u64, den: u64) -> bool {
-        let id = self.label(label).id;
-        self.event_draw(id, label, num, den)
+        let info = self.label(label);
+        self.event_draw(info, label, num, den)
     }
 
     fn is_exhausted(&self) -> bool {

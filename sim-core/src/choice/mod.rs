@@ -775,4 +775,52 @@ mod tests {
         let differing = before.iter().zip(&after).filter(|(a, b)| a != b).count();
         assert_eq!(differing, 1, "and nothing else moves");
     }
+
+    /// A future focused on one fault group makes that group's events 8 times likelier than
+    /// its intensity says, and leaves every other group's at their odds.
+    #[test]
+    fn a_focused_future_scales_only_its_group() {
+        let fired = |seed: u32, label: &'static str| {
+            let mut lanes = lanes::LaneBuffers::default();
+            lanes.set_futures(&[lanes::Future { cut: 0, seed }]);
+            let mut source = Bytes::new(lanes.to_bytes());
+            (0..20_000).filter(|_| source.chance(label, 1, 200)).count()
+        };
+        let lifecycle_x1 = 7 | 5 << 27;
+        let focus = lanes::Future {
+            cut: 0,
+            seed: lifecycle_x1,
+        };
+        assert_eq!(focus.fault_focus(), Some(lanes::FaultGroup::Lifecycle));
+        assert_eq!(focus.fault_scale(Some(lanes::FaultGroup::Lifecycle)), 8);
+        assert_eq!(focus.fault_scale(Some(lanes::FaultGroup::Network)), 1);
+        assert_eq!(focus.fault_scale(None), 1);
+        let crashes = fired(lifecycle_x1, "nemesis.crash");
+        let losses = fired(lifecycle_x1, "net.fault.loss");
+        assert!(
+            (700..900).contains(&crashes),
+            "8 in 200 of 20,000: {crashes}"
+        );
+        assert!((70..130).contains(&losses), "1 in 200 of 20,000: {losses}");
+        // Without a focus (bits 27-29 below 4) every group scales alike.
+        let unfocused = 7 | 3 << 27 | 1 << 30;
+        assert_eq!(
+            lanes::Future {
+                cut: 0,
+                seed: unfocused
+            }
+            .fault_focus(),
+            None
+        );
+        let losses_x2 = fired(unfocused, "net.fault.loss");
+        assert!(
+            (170..230).contains(&losses_x2),
+            "2 in 200 of 20,000: {losses_x2}"
+        );
+        assert_eq!(lanes::FaultGroup::of("buggify.fire"), None);
+        assert_eq!(
+            lanes::FaultGroup::of("disk.lost_write"),
+            Some(lanes::FaultGroup::Disk)
+        );
+    }
 }
