@@ -33,10 +33,11 @@
 //! learnt from coverage: three in four get the profile whose fresh runs lately reached the
 //! most label features no run had reached, the fourth a random one.
 //!
-//! The last two need to know what an input's run did: the fuzz harness tells this module
-//! after every run ([`observe_run`]: the label features it reached with the draw clock of
-//! each first hit, and the clock of each fault decision), and the mutator looks the input up
-//! by a hash of its bytes. This memory is the mutator's alone; no run reads it.
+//! Futures after rare states, faults after them and the profile choice need to know what runs
+//! did: the fuzz harness tells this module after every run ([`observe_run`]: the label
+//! features it reached with the draw clock of each first hit, and the clock of each fault
+//! decision), and the mutator looks the input up by a hash of its bytes. This memory is the
+//! mutator's alone; no run reads it.
 //!
 //! Each edit changes the decisions it names and no others (that is what the lanes are for), so
 //! a mutation that turns a fault on keeps the rest of the run. An engine that mutates its own
@@ -282,8 +283,8 @@ const PROFILE_BITS: [u32; 12] = [
 /// much.
 #[derive(Default)]
 struct ProfileChoice {
-    /// Per profile: new label features per fresh run, a moving average in 1/1024ths.
-    novelty_milli: [u64; PROFILE_BITS.len()],
+    /// Per profile: new label features per fresh run, a moving average, times 1,024.
+    novelty_x1024: [u64; PROFILE_BITS.len()],
     /// Per profile: how many fresh runs were observed.
     observed_runs: [u64; PROFILE_BITS.len()],
     /// Fresh runs not yet observed, by a hash of their bytes: their profile.
@@ -312,8 +313,8 @@ impl ProfileChoice {
         if let Some(untried) = self.observed_runs.iter().position(|&runs| runs == 0) {
             return untried;
         }
-        let best = self.novelty_milli.iter().copied().max().unwrap_or(0);
-        self.novelty_milli
+        let best = self.novelty_x1024.iter().copied().max().unwrap_or(0);
+        self.novelty_x1024
             .iter()
             .position(|&n| n == best)
             .unwrap_or(0)
@@ -330,7 +331,7 @@ impl ProfileChoice {
 
     /// A fresh run of profile `arm` reached `new_features` label features no run had.
     fn observe(&mut self, arm: usize, new_features: u64) {
-        let average = &mut self.novelty_milli[arm];
+        let average = &mut self.novelty_x1024[arm];
         *average = if self.observed_runs[arm] == 0 {
             new_features << 10
         } else {
