@@ -329,6 +329,14 @@ impl ProfileChoice {
         self.pending.insert(stable_hash_bytes(input), arm);
     }
 
+    /// The input with this hash reached `new_features` label features no run had: counted
+    /// for its profile if it is a fresh run this choice made.
+    fn observe_input(&mut self, hash: u64, new_features: u64) {
+        if let Some(arm) = self.pending.remove(&hash) {
+            self.observe(arm, new_features);
+        }
+    }
+
     /// A fresh run of profile `arm` reached `new_features` label features no run had.
     fn observe(&mut self, arm: usize, new_features: u64) {
         let average = &mut self.novelty_x1024[arm];
@@ -365,9 +373,7 @@ pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
             new_features += u64::from(*reaching == 1);
         }
         let hash = stable_hash_bytes(data);
-        if let Some(arm) = observed.profiles.pending.remove(&hash) {
-            observed.profiles.observe(arm, new_features);
-        }
+        observed.profiles.observe_input(hash, new_features);
         observed.most_draws = observed.most_draws.max(trace.draws);
         if observed.runs.len() >= OBSERVED_INPUTS_MAX {
             observed.runs.clear();

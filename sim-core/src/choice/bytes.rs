@@ -142,15 +142,15 @@ impl Bytes {
 
     /// An event draw: it fires when the events lane has its entry, or when the future in
     /// force, if any, draws it (at the future's [scale](Future::fault_scale) for the label's
-    /// group). The
-    /// future's draw is made either way, so adding or removing an entry inside a future
-    /// changes that one decision and leaves the future's later draws where they were.
+    /// group). The future's draw is made either way, so adding or removing an entry inside a
+    /// future changes that one decision and leaves the future's later draws where they were.
     fn event_draw(&mut self, info: LabelInfo, label: &'static str, num: u64, den: u64) -> bool {
         let in_future = self.future().is_some();
         let listed = self.event(info.id, num, den);
-        let Some(future) = self.in_force.filter(|_| in_future) else {
+        if !in_future {
             return listed;
-        };
+        }
+        let future = self.in_force.expect("a future is in force");
         let num = num.saturating_mul(future.fault_scale(info.group)).min(den);
         let stream = self.stream.as_mut().expect("a future is in force");
         let drawn = stream.draw(label, den) >= den - num;
