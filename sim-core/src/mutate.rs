@@ -133,6 +133,11 @@ const FUTURE_SHARE_PERCENT: u64 = 30;
 /// Out of 100 lane-aware mutations, how many add a fault just after a rare state.
 const FAULT_AT_STATE_SHARE_PERCENT: u64 = 20;
 
+// `mutate` splits one draw of 0..100 into these ranges (the rest goes to event and dense
+// edits): shares that overlap would silently shrink one another.
+const _: () =
+    assert!(FUTURE_SHARE_PERCENT + FAULT_AT_STATE_SHARE_PERCENT + FRESH_RUN_SHARE_PERCENT <= 100);
+
 /// The largest distance a "near" move or copy of an event travels, in ordinals.
 const NEAR_ORDINALS: u64 = 8;
 
