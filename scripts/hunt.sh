@@ -75,5 +75,10 @@ if ls "$work/artifacts"/crash-* >/dev/null 2>&1; then
         echo "its trace: target/release/sim replay --system $system --bug $bug fuzz/artifacts/$target/${crash##*/}" >&2
     done
 fi
+if [ "$found" = 0 ] && grep -q '^SUMMARY: libFuzzer' "$work/fuzz.log"; then
+    # Stopped before its budget by something other than the system failing (memory, a
+    # timeout): say so, or a short hunt reads as a clean one.
+    echo "warning: libFuzzer stopped early: $(grep -m1 '^SUMMARY: libFuzzer' "$work/fuzz.log")" >&2
+fi
 if [ -n "${HUNT_LOG:-}" ]; then cp "$work/fuzz.log" "$HUNT_LOG"; fi
 echo "found=$found execs=$(( seed_execs + ${fuzz_execs:-0} )) wall_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"

@@ -70,7 +70,7 @@
 //! ```
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::choice::lanes::{Future, Lane, LaneBuffers, EVENT_ENTRY_BYTES, MAX_EVENT_ORDINAL};
 use crate::choice::{observed_event_counts, DrawTrace, Seeded, Source};
@@ -248,13 +248,23 @@ thread_local! {
     static OBSERVED: RefCell<Observed> = RefCell::new(Observed::default());
 }
 
-/// How many inputs' first hits [`Observed`] keeps before it starts over.
+/// How many inputs' runs [`Observed`] keeps at most; past it the oldest are forgotten.
 const OBSERVED_INPUTS_MAX: usize = 1 << 16;
+
+/// How many first hits and event draws, over every run it keeps, [`Observed`] holds at most
+/// (8 bytes each: 256 MiB); past it the oldest runs are forgotten. A count of runs alone does
+/// not bound memory: a raft-kv run with a long workload draws thousands of events, and a
+/// 300-second hunt kept 2 GiB of them and was stopped by libFuzzer's memory limit.
+const OBSERVED_ENTRIES_MAX: usize = 1 << 25;
 
 #[derive(Default)]
 struct Observed {
     /// By a hash of the input's bytes: what its run reached and drew.
     runs: BTreeMap<u64, ObservedRun>,
+    /// The hashes of `runs`, oldest first (each once).
+    order: VecDeque<u64>,
+    /// First hits and event draws over every run in `runs`.
+    entries: usize,
     /// Per label feature: how many runs reached it (how common the state is).
     runs_reaching: BTreeMap<u32, u64>,
     /// The most draws any run made (where to cut an input whose run was forgotten).
@@ -383,13 +393,43 @@ pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
         let hash = stable_hash_bytes(data);
         observed.profiles.observe_input(hash, new_features);
         observed.most_draws = observed.most_draws.max(trace.draws);
-        if observed.runs.len() >= OBSERVED_INPUTS_MAX {
-            observed.runs.clear();
-        }
-        observed
-            .runs
-            .insert(hash, ObservedRun { first_hits, trace });
+        observed.remember(
+            hash,
+            ObservedRun { first_hits, trace },
+            OBSERVED_INPUTS_MAX,
+            OBSERVED_ENTRIES_MAX,
+        );
     });
+}
+
+impl ObservedRun {
+    fn entries(&self) -> usize {
+        self.first_hits.len() + self.trace.event_clocks.len()
+    }
+}
+
+impl Observed {
+    /// Keeps what the run of the input with this hash did, forgetting the oldest runs while
+    /// more than `max_runs` runs or `max_entries` entries are kept.
+    fn remember(&mut self, hash: u64, run: ObservedRun, max_runs: usize, max_entries: usize) {
+        self.entries += run.entries();
+        match self.runs.insert(hash, run) {
+            Some(old) => self.entries -= old.entries(),
+            None => self.order.push_back(hash),
+        }
+        while self.runs.len() > max_runs || self.entries > max_entries {
+            let oldest = self
+                .order
+                .pop_front()
+                .expect("every kept run is in the order");
+            let run = self
+                .runs
+                .remove(&oldest)
+                .expect("the order names kept runs");
+            self.entries -= run.entries();
+        }
+        debug_assert_eq!(self.order.len(), self.runs.len());
+    }
 }
 
 /// How many draws the run of `data` made if this thread ran it recently, otherwise the most
@@ -871,6 +911,38 @@ mod tests {
                 bytes[..end].to_vec()
             );
         }
+    }
+
+    /// The mutator's memory stays within its budget of entries, however long the runs, and
+    /// forgets the oldest runs first.
+    #[test]
+    fn the_memory_of_runs_forgets_the_oldest_past_its_budget() {
+        let mut observed = Observed::default();
+        let run = |events: u32| ObservedRun {
+            first_hits: vec![(1, 0)],
+            trace: DrawTrace {
+                draws: events,
+                event_clocks: (0..events).map(|clock| (7, clock)).collect(),
+            },
+        };
+        for hash in 0..100 {
+            observed.remember(hash, run(99), 64, 1_000);
+            assert!(observed.entries <= 1_000);
+        }
+        // Ten runs of 100 entries fit; the newest ten are the ones kept.
+        assert_eq!(
+            observed.runs.keys().copied().collect::<Vec<_>>(),
+            (90..100).collect::<Vec<_>>()
+        );
+        // Running a kept input again replaces its run without counting it twice.
+        observed.remember(95, run(9), 64, 1_000);
+        assert_eq!(observed.entries, 9 * 100 + 10);
+        // A count of runs bounds it too.
+        for hash in 100..200 {
+            observed.remember(hash, run(0), 64, 1_000);
+        }
+        assert_eq!(observed.runs.len(), 64);
+        assert_eq!(observed.order.front(), Some(&136));
     }
 
     /// The profile whose fresh runs keep finding new label features is picked most of the
