@@ -874,9 +874,9 @@ fn is_zero(draw: &Draw) -> bool {
 /// failure too. Past that, a long set-up (more than [`COUNT_SEARCH_MAX`] non-zero choices: a
 /// Raft cluster's fault and disk parameters) costs that many runs for every operation tried in
 /// every round, and spent the whole budget here (raft-kv stale-read: 1,205 events left at
-/// 1,174); then only draws whose label ends in `ops` (`workload::op_count` draws
-/// `workload.ops`; systems name theirs `echo.ops`, `raft.client_ops`) and the two nearest
-/// non-zero integers are tried.
+/// 1,174); then only operation counts ([`crate::workload::is_op_count_label`]: labels ending
+/// in `ops`, as `workload.ops`, `echo.ops`, `raft.client_ops`) and the two nearest non-zero
+/// integers are tried.
 fn count_candidates(before: &[Draw], whole: bool) -> Vec<usize> {
     let nonzero_int = |d: &Draw| matches!(d.value, DrawValue::Int { value, .. } if value > 0);
     let all: Vec<usize> = (0..before.len())
@@ -889,7 +889,7 @@ fn count_candidates(before: &[Draw], whole: bool) -> Vec<usize> {
     let mut candidates: Vec<usize> = all
         .iter()
         .copied()
-        .filter(|&j| before[j].label.ends_with("ops"))
+        .filter(|&j| crate::workload::is_op_count_label(&before[j].label))
         .collect();
     for &j in all.iter().take(2) {
         if !candidates.contains(&j) {

@@ -70,6 +70,15 @@ impl Quiet {
     }
 }
 
+/// Whether a draw's label names an operation count: it ends in `ops` ([`op_count`] draws
+/// `workload.ops`; systems that draw their own name them so too, e.g. `raft.client_ops`).
+/// The shrinker tries lowering these first, and a fuzzer's future with the
+/// [longest workload](crate::choice::lanes::Future::longest_workload) draws them at their
+/// largest.
+pub fn is_op_count_label(label: &str) -> bool {
+    label.ends_with("ops")
+}
+
 /// How many operations a client issues: drawn in `1..=max` (1 is the simplest). Must be
 /// called from within a simulation.
 pub fn op_count(max: u64) -> u64 {

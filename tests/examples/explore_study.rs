@@ -16,7 +16,8 @@
 //!   starts from 32 such runs instead of recorded seed runs.
 //! * `SWEEP_INTENSITY=LEVEL`: a seed sweep of whole-run futures at one fault intensity (0..=3:
 //!   every fault event's odds x1, x2, x4, x8; `mix`: the four in turn). The control for the
-//!   hunt's intensities: how much of a win is the fault rate alone.
+//!   hunt's intensities: how much of a win is the fault rate alone. `LONGEST=1`: every
+//!   future runs the longest workload (`Future::longest_workload`).
 //! * `PROFILE=SEED`: along a failing seed's run, for each feature it reached, the failure rate
 //!   of 200 fresh futures cut just after its first hit (where the failure becomes likely).
 //! * `CENSUS=F1,F2,..`: over BUDGET seeds, how many runs reach any of these label features
@@ -174,6 +175,7 @@ fn main() {
                     fixed => fixed.parse().expect("SWEEP_INTENSITY=0..=3 or mix"),
                 };
                 let low_bits = (trial * 1_000_000 + runs) as u32 & ((1 << 30) - 1);
+                let low_bits = low_bits & !(1 << 26) | (knob("LONGEST", 0) as u32 & 1) << 26;
                 let seed = low_bits | ((level as u32) << 30);
                 runs += 1;
                 let input = Input::Bytes(mutate::fresh_run(seed));

@@ -219,8 +219,19 @@ impl Source for Bytes {
         if bound <= 1 {
             return 0;
         }
-        if let Some(stream) = self.future() {
-            return stream.draw(label, bound);
+        if self.future().is_some() {
+            let longest = self.in_force.is_some_and(Future::longest_workload)
+                && self.label(label).lane == Lane::Workload
+                && crate::workload::is_op_count_label(label);
+            // Drawn either way: a future with and without the longest workload reads one
+            // stream (`Future::stream`), so they differ in the operation counts and what
+            // follows from them, not in the draws' values.
+            let value = self
+                .stream
+                .as_mut()
+                .expect("a future is in force")
+                .draw(label, bound);
+            return if longest { bound - 1 } else { value };
         }
         let lane = self.label(label).lane;
         self.dense_draw(lane, bound)

@@ -24,7 +24,8 @@
 //! once. An entry of the events lane fires inside a future too, so a fault added after a
 //! rare state composes with the future that reached it. A future draws its fault events at
 //! one of four [intensities](Future::fault_intensity), on every fault group or, under a
-//! [focus](Future::fault_focus), on one group only. Recording such a run
+//! [focus](Future::fault_focus), on one group only, and may run the
+//! [longest workload](Future::longest_workload). Recording such a run
 //! ([`Recorder`](super::Recorder)) re-encodes it as plain lanes, so a shrinker or a corpus
 //! never depends on the stream.
 //!
@@ -68,6 +69,10 @@ pub const MAX_EVENT_ORDINAL: u32 = (1 << 24) - 1;
 /// Bytes per entry of the [`Lane::Futures`] lane: a 32-bit draw index, a 32-bit seed.
 pub const FUTURE_ENTRY_BYTES: usize = 8;
 
+/// The bit of a [`Future`]'s seed that asks for the
+/// [longest workload](Future::longest_workload).
+pub const LONGEST_WORKLOAD_BIT: u32 = 1 << 26;
+
 /// One entry of the [`Lane::Futures`] lane: from the `cut`-th draw of the run on, every draw
 /// comes from [`Seeded`](super::Seeded) with this entry's seed (until a later entry's cut).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,9 +86,11 @@ pub struct Future {
 
 impl Future {
     /// The stream a future draws from. Its own derivation, so a future's stream and a seeded
-    /// run's stream with the same number are unrelated.
+    /// run's stream with the same number are unrelated. The
+    /// [longest-workload](Future::longest_workload) bit is left out: a future with it is the
+    /// same future with its operation counts at their largest.
     pub fn stream(self) -> super::Seeded {
-        super::Seeded::new(u64::from(self.seed) ^ 0x6675_7475_7265_0000)
+        super::Seeded::new(u64::from(self.seed & !LONGEST_WORKLOAD_BIT) ^ 0x6675_7475_7265_0000)
     }
 
     /// How many times its odds a fault event fires with in this future (capped at certainty):
@@ -112,6 +119,17 @@ impl Future {
             7 => Some(FaultGroup::Clock),
             _ => None,
         }
+    }
+
+    /// Whether this future runs the longest workload, named by the seed's bit 26: every
+    /// operation count a client draws ([`crate::workload::op_count`], or a workload label
+    /// ending in `ops`: [`crate::workload::is_op_count_label`]) is the largest its bound
+    /// allows (the other draws as usual). Limits live at the end of long workloads: a
+    /// log longer than one replication batch, a full buffer, a compaction. On raft-kv, three
+    /// clients of one to six operations each make 17 or more in 4 runs of 216; a bug that
+    /// needs a log that long is otherwise 54 times rarer than its other conditions make it.
+    pub fn longest_workload(self) -> bool {
+        self.seed & LONGEST_WORKLOAD_BIT != 0
     }
 
     /// How many times its odds an event of `group` fires with in this future: the

@@ -823,4 +823,38 @@ mod tests {
             Some(lanes::FaultGroup::Disk)
         );
     }
+
+    /// A future with the longest workload draws every operation count at its largest and
+    /// every other draw as the same future without it does.
+    #[test]
+    fn a_longest_workload_future_draws_only_its_operation_counts_at_their_largest() {
+        let draws = |seed: u32| -> Vec<u64> {
+            let mut lanes = lanes::LaneBuffers::default();
+            lanes.set_futures(&[lanes::Future { cut: 0, seed }]);
+            let mut source = Bytes::new(lanes.to_bytes());
+            (0..300)
+                .map(|i| match i % 3 {
+                    0 => source.below("raft.client_ops", 6),
+                    1 => source.below("raft.key", 6),
+                    _ => source.below("workload.ops", 9),
+                })
+                .collect()
+        };
+        let plain = draws(11);
+        let longest = draws(11 | 1 << 26);
+        assert!(lanes::Future {
+            cut: 0,
+            seed: 11 | 1 << 26
+        }
+        .longest_workload());
+        assert!(!lanes::Future { cut: 0, seed: 11 }.longest_workload());
+        for (i, (&p, &l)) in plain.iter().zip(&longest).enumerate() {
+            match i % 3 {
+                0 => assert_eq!(l, 5),
+                1 => assert_eq!(l, p, "a key is drawn as without the profile"),
+                _ => assert_eq!(l, 8),
+            }
+        }
+        assert!(plain.iter().step_by(3).any(|&ops| ops < 5), "{plain:?}");
+    }
 }
