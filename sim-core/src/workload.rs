@@ -75,6 +75,14 @@ impl Quiet {
 /// The shrinker tries lowering these first, and a fuzzer's future with the
 /// [longest workload](crate::choice::lanes::Future::longest_workload) draws them at their
 /// largest.
+///
+/// ```
+/// use sim_core::workload::is_op_count_label;
+///
+/// assert!(is_op_count_label("workload.ops"));
+/// assert!(is_op_count_label("raft.client_ops"));
+/// assert!(!is_op_count_label("raft.key"));
+/// ```
 pub fn is_op_count_label(label: &str) -> bool {
     label.ends_with("ops")
 }

@@ -221,8 +221,8 @@ impl Source for Bytes {
         }
         if self.future().is_some() {
             let longest = self.in_force.is_some_and(Future::longest_workload)
-                && self.label(label).lane == Lane::Workload
-                && crate::workload::is_op_count_label(label);
+                && crate::workload::is_op_count_label(label)
+                && self.label(label).lane == Lane::Workload;
             // Drawn either way: a future with and without the longest workload reads one
             // stream (`Future::stream`), so they differ in the operation counts and what
             // follows from them, not in the draws' values.

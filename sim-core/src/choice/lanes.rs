@@ -126,8 +126,8 @@ impl Future {
     /// ending in `ops`: [`crate::workload::is_op_count_label`]) is the largest its bound
     /// allows (the other draws as usual). Limits live at the end of long workloads: a
     /// log longer than one replication batch, a full buffer, a compaction. On raft-kv, three
-    /// clients of one to six operations each make 17 or more in 4 runs of 216; a bug that
-    /// needs a log that long is otherwise 54 times rarer than its other conditions make it.
+    /// clients of one to six operations each make 17 or more in 4 runs of 216, and a bug
+    /// that needs a log longer than its batch of 16 waits for one of those.
     pub fn longest_workload(self) -> bool {
         self.seed & LONGEST_WORKLOAD_BIT != 0
     }

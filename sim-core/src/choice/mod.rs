@@ -841,10 +841,10 @@ mod tests {
                 .collect()
         };
         let plain = draws(11);
-        let longest = draws(11 | 1 << 26);
+        let longest = draws(11 | lanes::LONGEST_WORKLOAD_BIT);
         assert!(lanes::Future {
             cut: 0,
-            seed: 11 | 1 << 26
+            seed: 11 | lanes::LONGEST_WORKLOAD_BIT
         }
         .longest_workload());
         assert!(!lanes::Future { cut: 0, seed: 11 }.longest_workload());
