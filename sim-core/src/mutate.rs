@@ -302,8 +302,9 @@ const PROFILE_BITS: [u32; 12] = [
 /// profiles, 1,090 and 1.17 s drawn one time in four (`fuzz/README.md`).
 const LONGEST_WORKLOAD_ONE_IN: u64 = 4;
 
-/// The seed bits a profile does not name: the future's own randomness.
-const PROFILE_FREE_SEED_BITS: u32 = 26;
+/// The seed bits a profile does not name (those below the longest-workload bit, the lowest
+/// a profile sets): the future's own randomness.
+const PROFILE_FREE_SEED_BITS: u32 = LONGEST_WORKLOAD_BIT.trailing_zeros();
 
 /// Picks the fault profile of fresh runs and futures by what fresh runs of each profile
 /// found: a choice guided by coverage, as the corpus is. Per profile, a moving average of

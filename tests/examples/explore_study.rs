@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 
-use sim_core::choice::lanes::{Future, LaneBuffers};
+use sim_core::choice::lanes::{Future, LaneBuffers, LONGEST_WORKLOAD_BIT};
 use sim_core::choice::{encode, Input, Recorder, Seeded, Source};
 use sim_core::mutate;
 use sim_core::signal::{self, Signals};
@@ -166,6 +166,11 @@ fn main() {
     if let Ok(level) = std::env::var("SWEEP_INTENSITY") {
         // The control for fault intensity: a seed sweep whose runs are whole futures at one
         // intensity level (0..=3: odds x1, x2, x4, x8), or `mix` (the levels in turn).
+        let workload_bit = if knob("LONGEST", 0) == 1 {
+            LONGEST_WORKLOAD_BIT
+        } else {
+            0
+        };
         let mut results = Vec::new();
         for trial in 1..=trials {
             let mut runs = 0;
@@ -175,7 +180,7 @@ fn main() {
                     fixed => fixed.parse().expect("SWEEP_INTENSITY=0..=3 or mix"),
                 };
                 let low_bits = (trial * 1_000_000 + runs) as u32 & ((1 << 30) - 1);
-                let low_bits = low_bits & !(1 << 26) | (knob("LONGEST", 0) as u32 & 1) << 26;
+                let low_bits = low_bits & !LONGEST_WORKLOAD_BIT | workload_bit;
                 let seed = low_bits | ((level as u32) << 30);
                 runs += 1;
                 let input = Input::Bytes(mutate::fresh_run(seed));
