@@ -17,7 +17,10 @@
 //! * `SWEEP_INTENSITY=LEVEL`: a seed sweep of whole-run futures at one fault intensity (0..=3:
 //!   every fault event's odds x1, x2, x4, x8; `mix`: the four in turn). The control for the
 //!   hunt's intensities: how much of a win is the fault rate alone. `LONGEST=1`: every
-//!   future runs the longest workload (`Future::longest_workload`).
+//!   future runs the longest workload (`Future::longest_workload`); `SWEEP_FOCUS=4..=7`
+//!   focuses the faults on one group (`Future::fault_focus`: network, lifecycle, disk, clock).
+//!   `COUNT=1` runs every trial's whole budget and counts its failures (a rate, which
+//!   separates close profiles with fewer runs than a median of first failures does).
 //! * `PROFILE=SEED`: along a failing seed's run, for each feature it reached, the failure rate
 //!   of 200 fresh futures cut just after its first hit (where the failure becomes likely).
 //! * `CENSUS=F1,F2,..`: over BUDGET seeds, how many runs reach any of these label features
@@ -171,9 +174,15 @@ fn main() {
         } else {
             0
         };
+        let focus = knob("SWEEP_FOCUS", 0) as u32;
+        assert!(
+            focus < 8,
+            "SWEEP_FOCUS=0..=7 (bits 27-29 of a future's seed)"
+        );
         let mut results = Vec::new();
+        let count = knob("COUNT", 0) == 1;
         for trial in 1..=trials {
-            let mut runs = 0;
+            let (mut runs, mut failures) = (0, 0);
             while runs < budget {
                 let level = match level.as_str() {
                     "mix" => runs % 4,
@@ -181,6 +190,7 @@ fn main() {
                 };
                 let low_bits = (trial * 1_000_000 + runs) as u32 & ((1 << 30) - 1);
                 let low_bits = low_bits & !LONGEST_WORKLOAD_BIT | workload_bit;
+                let low_bits = low_bits & !(7 << 27) | focus << 27;
                 let seed = low_bits | ((level as u32) << 30);
                 runs += 1;
                 let input = Input::Bytes(mutate::fresh_run(seed));
@@ -190,10 +200,13 @@ fn main() {
                     .class
                     .is_failure()
                 {
-                    break;
+                    failures += 1;
+                    if !count {
+                        break;
+                    }
                 }
             }
-            println!("trial={trial} runs={runs}");
+            println!("trial={trial} runs={runs} failures={failures}");
             results.push(runs);
         }
         results.sort_unstable();
