@@ -276,6 +276,10 @@ impl<'a> Shrinker<'a> {
         let mut runs = 0;
         let mut results = Vec::new();
         for schedule in [Schedule::StructureFirst, Schedule::Classic] {
+            let limit = match schedule {
+                Schedule::StructureFirst => self.max_runs / 4 * 3,
+                Schedule::Classic => self.max_runs,
+            };
             let mut search = Search {
                 shrinker: self,
                 matches,
@@ -284,6 +288,7 @@ impl<'a> Shrinker<'a> {
                 seen: BTreeSet::new(),
                 runs,
                 started_at: runs,
+                limit,
             };
             search.fixed_point(schedule);
             runs = search.runs;
@@ -332,8 +337,17 @@ impl<'a> Shrinker<'a> {
     }
 
     fn execute(&self, input: &Input, budget_steps: Option<u64>) -> Run {
+        self.execute_on(|| input.source(), budget_steps)
+    }
+
+    /// Runs on the source `source` makes, logging every draw.
+    fn execute_on(
+        &self,
+        source: impl Fn() -> Box<dyn crate::choice::Source> + Send + Sync,
+        budget_steps: Option<u64>,
+    ) -> Run {
         self.on_its_thread(|build| {
-            let logger = Recorder::new(input.source());
+            let logger = Recorder::new(source());
             let log = logger.log();
             let mut sim = build();
             if let Some(budget) = budget_steps {
@@ -344,6 +358,7 @@ impl<'a> Shrinker<'a> {
             let log = log.take();
             Run {
                 outcome: report.outcome,
+                times: log.draw_times_ns(),
                 draws: log.draws,
                 ops: log.op_starts,
             }
@@ -363,6 +378,8 @@ impl<'a> Shrinker<'a> {
 struct Run {
     outcome: Outcome,
     draws: Vec<Draw>,
+    /// The virtual time each draw was made at.
+    times: Vec<u64>,
     /// Index into `draws` where each operation started.
     ops: Vec<usize>,
 }
@@ -371,6 +388,8 @@ struct Run {
 #[derive(Clone)]
 struct Candidate {
     draws: Vec<Draw>,
+    /// The virtual time each draw was made at.
+    times: Vec<u64>,
     ops: Vec<usize>,
     bytes: Vec<u8>,
     history_hash: u64,
@@ -383,6 +402,7 @@ impl Candidate {
         let bytes = encode(&run.draws);
         Candidate {
             draws: run.draws,
+            times: run.times,
             ops: run.ops,
             bytes,
             history_hash: run.outcome.history_hash,
@@ -422,41 +442,88 @@ struct Search<'s, 'a> {
     runs: u64,
     /// `runs` when this search started.
     started_at: u64,
+    /// The search stops when `runs` reaches this.
+    limit: u64,
 }
 
 impl Search<'_, '_> {
     fn exhausted(&self) -> bool {
-        self.runs >= self.shrinker.max_runs
+        self.runs >= self.limit
     }
 
     /// Runs `draws` if they encode smaller than the best; keeps the run if it fails the same
     /// way. Returns true when the best changed.
     fn attempt(&mut self, draws: &[Draw]) -> bool {
         let bytes = encode(draws);
-        if !shortlex_less(&bytes, &self.best.bytes)
+        if !self.worth_running(&bytes, true) {
+            return false;
+        }
+        let run = self
+            .shrinker
+            .execute(&Input::Bytes(bytes.clone()), Some(self.budget_steps));
+        // invariant: a run that did not run out of input drew only what its input holds, so
+        // what it drew encodes no larger than the candidate. A run that ran out read the
+        // missing bytes as zeros, which the re-encoding writes out: it may grow, and `keep`
+        // then leaves the best as it is.
+        debug_assert!(
+            run.outcome.input_exhausted || !shortlex_less(&bytes, &encode(&run.draws)),
+            "executed draws grew: {bytes:?} -> {:?}",
+            encode(&run.draws)
+        );
+        self.keep(run)
+    }
+
+    /// Runs `intended` (an edit of the best's draws, `times` saying when each was made) on
+    /// the source that answers each draw with the intended draw of its label made at the
+    /// same instant ([`Keyed`]); keeps the run if it fails the same way. With `smaller_only`
+    /// the edit must encode smaller than the best to be run at all (an edit that moves a
+    /// decision need not); either way what the run drew must, to be kept. Returns true when
+    /// the best changed.
+    fn attempt_keyed(&mut self, intended: &[Draw], times: &[u64], smaller_only: bool) -> bool {
+        debug_assert_eq!(intended.len(), times.len(), "one time per intended draw");
+        if !self.worth_running(&encode(intended), smaller_only) {
+            return false;
+        }
+        let run = self.shrinker.execute_on(
+            || Box::new(Keyed::new(intended, times)),
+            Some(self.budget_steps),
+        );
+        self.keep(run)
+    }
+
+    /// True, counting a run, when a candidate encoding as `bytes` is to be run: budget left,
+    /// not run before, and (with `smaller_only`) smaller than the best.
+    fn worth_running(&mut self, bytes: &[u8], smaller_only: bool) -> bool {
+        if (smaller_only && !shortlex_less(bytes, &self.best.bytes))
             || self.exhausted()
-            || !self.seen.insert(bytes.clone())
+            || !self.seen.insert(bytes.to_vec())
         {
             return false;
         }
         self.runs += 1;
-        let run = self
-            .shrinker
-            .execute(&Input::Bytes(bytes.clone()), Some(self.budget_steps));
+        true
+    }
+
+    /// The best's draws and times without those `deleted` flags.
+    fn without(&self, deleted: &[bool]) -> (Vec<Draw>, Vec<u64>) {
+        let mut draws = Vec::with_capacity(self.best.draws.len());
+        let mut times = Vec::with_capacity(self.best.draws.len());
+        for ((draw, &time), &gone) in self.best.draws.iter().zip(&self.best.times).zip(deleted) {
+            if !gone {
+                draws.push(draw.clone());
+                times.push(time);
+            }
+        }
+        (draws, times)
+    }
+
+    /// Keeps `run` as the best if it fails the same way, is smaller, and has no more events
+    /// and operations. Returns true when the best changed.
+    fn keep(&mut self, run: Run) -> bool {
         if !(self.matches)(&run.outcome) {
             return false;
         }
-        let exhausted = run.outcome.input_exhausted;
         let kept = Candidate::from_run(run);
-        // invariant: a run that did not run out of input drew only what its input holds, so
-        // the kept bytes are no larger than the candidate's. A run that ran out read the
-        // missing bytes as zeros, which the re-encoding writes out: it may grow, and the
-        // comparison below then keeps the best as it is.
-        debug_assert!(
-            exhausted || !shortlex_less(&bytes, &kept.bytes),
-            "executed draws grew: {bytes:?} -> {:?}",
-            kept.bytes
-        );
         if shortlex_less(&kept.bytes, &self.best.bytes)
             && kept.events <= self.best.events
             && kept.ops.len() <= self.best.ops.len()
@@ -473,7 +540,17 @@ impl Search<'_, '_> {
             let before = self.best.bytes.clone();
             if schedule == Schedule::StructureFirst {
                 self.delete_op_runs();
+                self.delete_faults();
+                self.lower_op_counts_keyed();
+                self.delete_ops_keyed();
+                self.zero_workload_keyed();
+                self.move_faults_earlier();
+                self.pull_faults_forward();
                 self.drop_idle_stretches();
+                self.delete_chunks();
+                if self.best.bytes != before {
+                    continue;
+                }
                 self.delete_op_and_zero_one();
             }
             self.delete_ops();
@@ -550,10 +627,20 @@ impl Search<'_, '_> {
             while i + k <= self.best.ops.len() && !self.exhausted() {
                 let run: Vec<usize> = (i..i + k).collect();
                 if !self.delete_op_set(&run, None) {
-                    i += 1;
+                    i += k;
                 }
             }
             k /= 2;
+        }
+    }
+
+    /// Deletes each operation alone, keyed ([`Search::delete_ops_keyed_set`]).
+    fn delete_ops_keyed(&mut self) {
+        let mut i = 0;
+        while i < self.best.ops.len() && !self.exhausted() {
+            if !self.delete_ops_keyed_set(&[i]) {
+                i += 1;
+            }
         }
     }
 
@@ -636,6 +723,9 @@ impl Search<'_, '_> {
     /// timing and schedule instead of their own. Which of the two keeps a failure depends on
     /// the failure; both are tried.
     fn delete_op_set(&mut self, set: &[usize], also_zero: Option<usize>) -> bool {
+        if also_zero.is_none() && self.delete_ops_keyed_set(set) {
+            return true;
+        }
         let first = self.best.ops[0];
         let n = self.best.draws.len();
         for shift in 0..=DEFINITION_DRAWS.min(first) {
@@ -672,6 +762,265 @@ impl Search<'_, '_> {
             }
         }
         false
+    }
+
+    /// Deletes the definitions of the operations `set` (ascending indices: the workload
+    /// draws right before each one's start) and lowers an operation count by their number,
+    /// re-aligned ([`Search::attempt_aligned`]). Each operation count drawn before the first
+    /// of them is tried, nearest first: with several clients, each draws its own count when
+    /// it starts, and which operation is whose the draws do not say.
+    fn delete_ops_keyed_set(&mut self, set: &[usize]) -> bool {
+        let draws = &self.best.draws;
+        let workload = |j: usize| Lane::of(&draws[j].label) == Lane::Workload;
+        let mut deleted = vec![false; draws.len()];
+        for &op in set {
+            let start = self.best.ops[op];
+            let mut j = start;
+            while j > 0
+                && start - j < DEFINITION_DRAWS
+                && workload(j - 1)
+                && !crate::workload::is_op_count_label(&draws[j - 1].label)
+            {
+                j -= 1;
+                deleted[j] = true;
+            }
+        }
+        let fewer_by = set.len() as u64;
+        let first_start = self.best.ops[set[0]];
+        let mut counts: Vec<usize> = (0..first_start)
+            .rev()
+            .filter(|&j| {
+                crate::workload::is_op_count_label(&draws[j].label)
+                    && matches!(draws[j].value, DrawValue::Int { value, .. } if value >= fewer_by)
+            })
+            .collect();
+        if counts.is_empty() {
+            let whole = self.runs - self.started_at < self.shrinker.max_runs / 4;
+            counts = count_candidates(&draws[..self.best.ops[0]], whole);
+        }
+        let (without, times) = self.without(&deleted);
+        // Deletions are all after every count candidate, whose indices therefore hold.
+        for j in counts {
+            let DrawValue::Int { bound, value } = without[j].value else {
+                continue;
+            };
+            if value < fewer_by {
+                continue;
+            }
+            let mut fewer = without.clone();
+            fewer[j].value = DrawValue::Int {
+                bound,
+                value: value - fewer_by,
+            };
+            if self.attempt_keyed(&fewer, &times, true) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Turns off the fired fault events of the best, in runs of half of them, a quarter, ...,
+    /// one (delta debugging over faults), re-aligned: the parameters a fault drew when it
+    /// fired (a clog's length, a crash's target) are then not drawn, and re-aligning keeps
+    /// every other draw with the decision it made.
+    fn delete_faults(&mut self) {
+        let fired = |best: &Candidate| -> Vec<usize> {
+            (0..best.draws.len())
+                .filter(|&j| best.draws[j].value == DrawValue::Event { fired: true })
+                .collect()
+        };
+        let mut k = fired(&self.best).len().max(1);
+        loop {
+            let mut i = 0;
+            loop {
+                let events = fired(&self.best);
+                if i >= events.len() || self.exhausted() {
+                    break;
+                }
+                let mut intended = self.best.draws.clone();
+                for &j in events.iter().skip(i).take(k) {
+                    intended[j].value = DrawValue::Event { fired: false };
+                }
+                let times = self.best.times.clone();
+                if !self.attempt_keyed(&intended, &times, true) {
+                    i += k;
+                }
+            }
+            if k == 1 || self.exhausted() {
+                return;
+            }
+            k /= 2;
+        }
+    }
+
+    /// Moves each fired fault event to an earlier draw of its label, keyed, with the
+    /// parameters it drew ([`Search::move_fault`]): the earliest such draw that still fails
+    /// the same way, found by binary search. On raft-kv a crash comes from a nemesis tick
+    /// every 100 ms and a partition from any send: an earlier tick or send is a shorter run.
+    fn move_faults_earlier(&mut self) {
+        self.walk_faults_earlier(
+            |best, i| {
+                (0..i)
+                    .filter(|&j| {
+                        best.draws[j].label == best.draws[i].label
+                            && best.draws[j].value == (DrawValue::Event { fired: false })
+                    })
+                    .collect()
+            },
+            |search, i, to| search.move_fault(i, to),
+        );
+    }
+
+    /// Cuts the stretch of virtual time before each fired fault event, keyed: every draw
+    /// made from an earlier draw of its label up to the event goes, and the event and
+    /// everything after it happen that much sooner ([`Search::cut_time`]); the longest such
+    /// cut that still fails the same way, found by binary search. Where moving the fault
+    /// alone comes too early for what it needs to meet, moving the rest of the run with it
+    /// keeps them together.
+    fn pull_faults_forward(&mut self) {
+        self.walk_faults_earlier(
+            |best, i| {
+                (0..i)
+                    .filter(|&j| {
+                        best.draws[j].label == best.draws[i].label && best.times[j] < best.times[i]
+                    })
+                    .collect()
+            },
+            |search, i, to| {
+                let (from, until) = (search.best.times[to], search.best.times[i]);
+                search.cut_time(from, until)
+            },
+        );
+    }
+
+    /// For each fired fault event `i` of the best, tries `edit(i, target)` for the earlier
+    /// draws `targets(best, i)` lists, in a binary search for the earliest that becomes the
+    /// best (a target that fails sends the search later); after a success the event sits at
+    /// an earlier index, and the same index is looked at again.
+    fn walk_faults_earlier(
+        &mut self,
+        targets: impl Fn(&Candidate, usize) -> Vec<usize>,
+        edit: impl Fn(&mut Self, usize, usize) -> bool,
+    ) {
+        let mut i = 0;
+        'events: while i < self.best.draws.len() && !self.exhausted() {
+            if self.best.draws[i].value == (DrawValue::Event { fired: true }) {
+                let earlier = targets(&self.best, i);
+                let mut lo = 0;
+                while lo < earlier.len() && !self.exhausted() {
+                    let mid = lo + (earlier.len() - lo) / 2;
+                    if edit(self, i, earlier[mid]) {
+                        continue 'events;
+                    }
+                    lo = mid + 1;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Deletes every draw made in `from..to` (virtual time) and moves every later one
+    /// `to - from` earlier; keyed. True when that became the best.
+    fn cut_time(&mut self, from: u64, to: u64) -> bool {
+        let shift = to - from;
+        let mut intended = Vec::with_capacity(self.best.draws.len());
+        let mut times = Vec::with_capacity(self.best.draws.len());
+        for (draw, &at) in self.best.draws.iter().zip(&self.best.times) {
+            if at < from {
+                intended.push(draw.clone());
+                times.push(at);
+            } else if at >= to {
+                intended.push(draw.clone());
+                times.push(at - shift);
+            }
+        }
+        self.attempt_keyed(&intended, &times, true)
+    }
+
+    /// Fires the event draw `to` (earlier than `from`, of the same label) in place of
+    /// `from`, with `from`'s parameters moved along; keyed. True when that became the best.
+    fn move_fault(&mut self, from: usize, to: usize) -> bool {
+        let (draws, times) = (&self.best.draws, &self.best.times);
+        let mut end = from + 1;
+        while end < draws.len() && times[end] == times[from] && is_fault_parameter(&draws[end]) {
+            end += 1;
+        }
+        let mut intended: Vec<Draw> = Vec::with_capacity(draws.len());
+        let mut intended_times: Vec<u64> = Vec::with_capacity(draws.len());
+        for (j, (draw, &at)) in draws.iter().zip(times).enumerate() {
+            if j > from && j < end {
+                // A parameter of the moved fault: drawn where it now fires.
+                continue;
+            }
+            let mut draw = draw.clone();
+            if j == from || j == to {
+                draw.value = DrawValue::Event { fired: j == to };
+            }
+            intended.push(draw);
+            intended_times.push(at);
+            if j == to {
+                intended.extend_from_slice(&draws[from + 1..end]);
+                intended_times.extend(std::iter::repeat_n(at, end - from - 1));
+            }
+        }
+        self.attempt_keyed(&intended, &intended_times, false)
+    }
+
+    /// Lowers every operation count, keyed (each client's last operations go, every other
+    /// draw keeps its value).
+    fn lower_op_counts_keyed(&mut self) {
+        let mut i = 0;
+        while i < self.best.draws.len() && !self.exhausted() {
+            if crate::workload::is_op_count_label(&self.best.draws[i].label) {
+                self.lower_keyed(i);
+            }
+            i += 1;
+        }
+    }
+
+    /// Zeroes every non-zero workload choice (not an operation count) in turn, keyed.
+    fn zero_workload_keyed(&mut self) {
+        let mut i = 0;
+        while i < self.best.draws.len() && !self.exhausted() {
+            let draw = &self.best.draws[i];
+            if Lane::of(&draw.label) == Lane::Workload
+                && !is_zero(draw)
+                && !crate::workload::is_op_count_label(&draw.label)
+            {
+                let mut intended = self.best.draws.clone();
+                zero(&mut intended[i]);
+                let times = self.best.times.clone();
+                self.attempt_keyed(&intended, &times, true);
+            }
+            i += 1;
+        }
+    }
+
+    /// Lowers integer draw `i`, keyed: 0 first, then a binary search.
+    fn lower_keyed(&mut self, i: usize) {
+        let DrawValue::Int { value, .. } = self.best.draws[i].value else {
+            return;
+        };
+        let try_value = |search: &mut Self, v: u64| {
+            let mut draws = search.best.draws.clone();
+            if let DrawValue::Int { value, .. } = &mut draws[i].value {
+                *value = v;
+            }
+            let times = search.best.times.clone();
+            search.attempt_keyed(&draws, &times, true)
+        };
+        if value == 0 || try_value(self, 0) {
+            return;
+        }
+        let (mut lo, mut hi) = (0u64, value);
+        while hi - lo > 1 && !self.exhausted() {
+            let mid = lo + (hi - lo) / 2;
+            if try_value(self, mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
     }
 
     /// Tries `without` with the operation count lowered by `fewer_by`, at each set-up draw
@@ -920,5 +1269,160 @@ fn zero(draw: &mut Draw) {
         DrawValue::Int { value, .. } => *value = 0,
         DrawValue::Raw(bytes) => bytes.iter_mut().for_each(|b| *b = 0),
         DrawValue::Event { fired } => *fired = false,
+    }
+}
+
+/// The source a keyed candidate runs on ([`Search::attempt_keyed`]): it answers each draw
+/// with the value of the intended draw of the same label made at the same instant of virtual
+/// time (the next unused one: draws of one label at one instant keep their order), and with
+/// the default, zero, a draw the intended run did not make then. A draw the edit removed so
+/// leaves every other draw of its lane with the decision it made, and a draw the edit added
+/// takes nobody's value: the rest of the run does not move. (Under [`crate::choice::Bytes`]
+/// a draw is a position in its lane's stream, and every later draw of the lane would read
+/// its neighbour's bytes.)
+///
+/// Two exceptions, each for a kind of draw whose meaning an instant does not carry:
+///
+/// * **Workload** choices ([`Lane::Workload`]) are read in order, whenever they are drawn: a
+///   client's next operation is its next operation, even if an edit made it start sooner.
+/// * A **fault** is not lost with the draw it was made at: a fired event whose instant passed
+///   without a draw of its label fires at the next draw of its label, and the parameters it
+///   drew (the faults-lane draws right after it, at its instant) go with it.
+///
+/// The recording of a keyed run is a plain draw log: encoded, it replays under `Bytes`.
+struct Keyed {
+    /// Per label, its intended draws.
+    queues: std::collections::BTreeMap<String, LabelQueue>,
+    /// The parameters of a fault that fired late, for the draws right after it.
+    parameters: Vec<(String, DrawValue)>,
+    now_ns: u64,
+}
+
+/// The intended draws of one label, in order, and how many were passed.
+struct LabelQueue {
+    draws: Vec<Intended>,
+    head: usize,
+    /// A workload label: read in order, not by instant.
+    in_order: bool,
+}
+
+/// One intended draw, as [`Keyed`] reads it.
+struct Intended {
+    time_ns: u64,
+    value: DrawValue,
+    /// For a fired event: the faults-lane draws right after it, at its instant.
+    parameters: Vec<(String, DrawValue)>,
+}
+
+impl Keyed {
+    fn new(intended: &[Draw], times: &[u64]) -> Keyed {
+        let mut queues: std::collections::BTreeMap<String, LabelQueue> = Default::default();
+        for (i, (draw, &at)) in intended.iter().zip(times).enumerate() {
+            let parameters = if draw.value == (DrawValue::Event { fired: true }) {
+                intended[i + 1..]
+                    .iter()
+                    .zip(&times[i + 1..])
+                    .take_while(|&(p, &p_at)| p_at == at && is_fault_parameter(p))
+                    .map(|(p, _)| (p.label.clone(), p.value.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            queues
+                .entry(draw.label.clone())
+                .or_insert_with(|| LabelQueue {
+                    draws: Vec::new(),
+                    head: 0,
+                    in_order: Lane::of(&draw.label) == Lane::Workload,
+                })
+                .draws
+                .push(Intended {
+                    time_ns: at,
+                    value: draw.value.clone(),
+                    parameters,
+                });
+        }
+        Keyed {
+            queues,
+            parameters: Vec::new(),
+            now_ns: 0,
+        }
+    }
+
+    /// The intended value for the next draw of `label`, now; `None` for the default.
+    fn take(&mut self, label: &str) -> Option<DrawValue> {
+        if let Some(k) = self.parameters.iter().position(|(l, _)| l == label) {
+            return Some(self.parameters.remove(k).1);
+        }
+        let queue = self.queues.get_mut(label)?;
+        if queue.in_order {
+            let next = queue.draws.get(queue.head)?;
+            queue.head += 1;
+            return Some(next.value.clone());
+        }
+        // Draws of instants gone by were not made this time; a fault among them is overdue.
+        let mut overdue = None;
+        while let Some(past) = queue.draws.get(queue.head) {
+            if past.time_ns >= self.now_ns {
+                break;
+            }
+            if overdue.is_none() && past.value == (DrawValue::Event { fired: true }) {
+                overdue = Some(queue.head);
+            }
+            queue.head += 1;
+        }
+        if let Some(k) = overdue {
+            self.parameters = std::mem::take(&mut queue.draws[k].parameters);
+            return Some(DrawValue::Event { fired: true });
+        }
+        let next = queue.draws.get(queue.head)?;
+        if next.time_ns > self.now_ns {
+            return None;
+        }
+        queue.head += 1;
+        Some(next.value.clone())
+    }
+}
+
+/// A draw a fired fault makes right after it: its duration, target, shape.
+fn is_fault_parameter(draw: &Draw) -> bool {
+    Lane::of(&draw.label) == Lane::Faults && !matches!(draw.value, DrawValue::Event { .. })
+}
+
+impl crate::choice::Source for Keyed {
+    fn draw(&mut self, label: &'static str, bound: u64) -> u64 {
+        if bound <= 1 {
+            return 0;
+        }
+        match self.take(label) {
+            Some(DrawValue::Int { value, .. }) => value.min(bound - 1),
+            _ => 0,
+        }
+    }
+
+    fn fill(&mut self, label: &'static str, buf: &mut [u8]) {
+        buf.fill(0);
+        if let Some(DrawValue::Raw(bytes)) = self.take(label) {
+            for (slot, byte) in buf.iter_mut().zip(bytes) {
+                *slot = byte;
+            }
+        }
+    }
+
+    fn draw_event(&mut self, label: &'static str, num: u64, den: u64) -> bool {
+        let listed = matches!(self.take(label), Some(DrawValue::Event { fired: true }));
+        // A certainty fires without an entry, as it does under `Bytes`, so the recording of
+        // this run replays it.
+        listed || num >= den
+    }
+
+    fn is_exhausted(&self) -> bool {
+        false
+    }
+
+    fn mark_time(&mut self, now_ns: u64) {
+        // A late fault draws its parameters at its own instant, or never.
+        self.parameters.clear();
+        self.now_ns = now_ns;
     }
 }
