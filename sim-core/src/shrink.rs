@@ -538,20 +538,21 @@ impl Search<'_, '_> {
     fn fixed_point(&mut self, schedule: Schedule) {
         loop {
             let before = self.best.bytes.clone();
+            let size = (self.best.events, self.best.ops.len());
             if schedule == Schedule::StructureFirst {
                 self.delete_op_runs();
+                self.drop_idle_stretches();
+                self.delete_op_and_zero_one();
+                if (self.best.events, self.best.ops.len()) < size {
+                    continue;
+                }
                 self.delete_faults();
                 self.lower_op_counts_keyed();
                 self.delete_ops_keyed();
                 self.zero_workload_keyed();
                 self.move_faults_earlier();
                 self.pull_faults_forward();
-                self.drop_idle_stretches();
                 self.delete_chunks();
-                if self.best.bytes != before {
-                    continue;
-                }
-                self.delete_op_and_zero_one();
             }
             self.delete_ops();
             self.cut_tail();
@@ -626,8 +627,12 @@ impl Search<'_, '_> {
             let mut i = 0;
             while i + k <= self.best.ops.len() && !self.exhausted() {
                 let run: Vec<usize> = (i..i + k).collect();
-                if !self.delete_op_set(&run, None) {
-                    i += k;
+                // Keyed, the runs of operations are tried side by side (each try costs one
+                // run per operation count); by position, sliding one operation at a time.
+                if !self.delete_op_set(&run, None)
+                    && (i % k != 0 || !self.delete_ops_keyed_set(&run))
+                {
+                    i += 1;
                 }
             }
             k /= 2;
@@ -723,9 +728,6 @@ impl Search<'_, '_> {
     /// timing and schedule instead of their own. Which of the two keeps a failure depends on
     /// the failure; both are tried.
     fn delete_op_set(&mut self, set: &[usize], also_zero: Option<usize>) -> bool {
-        if also_zero.is_none() && self.delete_ops_keyed_set(set) {
-            return true;
-        }
         let first = self.best.ops[0];
         let n = self.best.draws.len();
         for shift in 0..=DEFINITION_DRAWS.min(first) {
@@ -1424,5 +1426,96 @@ impl crate::choice::Source for Keyed {
         // A late fault draws its parameters at its own instant, or never.
         self.parameters.clear();
         self.now_ns = now_ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choice::{Choices, Source};
+
+    fn int(label: &str, bound: u64, value: u64) -> Draw {
+        Draw {
+            label: label.to_string(),
+            value: DrawValue::Int { bound, value },
+        }
+    }
+
+    fn event(label: &str, fired: bool) -> Draw {
+        Draw {
+            label: label.to_string(),
+            value: DrawValue::Event { fired },
+        }
+    }
+
+    /// Deleting a draw leaves every other draw of its lane with the value it had at its
+    /// instant; a draw the intended run did not make reads the default.
+    #[test]
+    fn keyed_draws_keep_their_instants() {
+        let intended = [
+            int("net.jitter_ms", 10, 3),
+            int("net.jitter_ms", 10, 4),
+            int("net.jitter_ms", 10, 5),
+            int("net.jitter_ms", 10, 6),
+        ];
+        let times = [0, 10, 10, 20];
+        // The run no longer makes the first draw at 10 (its message is gone).
+        let mut keyed = Keyed::new(&[&intended[..1], &intended[2..]].concat(), &[0, 10, 20]);
+        assert_eq!(keyed.below("net.jitter_ms", 10), 3);
+        keyed.mark_time(10);
+        assert_eq!(keyed.below("net.jitter_ms", 10), 5);
+        // A draw the intended run did not make at 10: the default, and nobody's value.
+        assert_eq!(keyed.below("net.jitter_ms", 10), 0);
+        keyed.mark_time(20);
+        assert_eq!(
+            keyed.below("net.jitter_ms", 10),
+            6,
+            "the draw at 20 kept its value"
+        );
+        // Unlike a lane read by position, where every later draw takes its predecessor's.
+        let mut full = Keyed::new(&intended, &times);
+        full.mark_time(10);
+        assert_eq!(
+            full.below("net.jitter_ms", 10),
+            4,
+            "the first of two at one instant"
+        );
+        assert_eq!(full.below("net.jitter_ms", 10), 5, "then the second");
+        // Values are clamped to a draw's bound; labels never drawn read zero.
+        full.mark_time(20);
+        assert_eq!(full.below("net.jitter_ms", 4), 3);
+        assert_eq!(full.below("net.link.latency_ms", 10), 0);
+    }
+
+    /// A fired fault whose draw is not made at its instant fires at the next draw of its
+    /// label, with the parameters it drew; workload choices are read in order.
+    #[test]
+    fn a_late_fault_fires_at_the_next_chance_with_its_parameters() {
+        let intended = [
+            event("nemesis.crash", false),
+            event("nemesis.crash", true),
+            int("nemesis.node", 3, 2),
+            int("nemesis.down_ms", 1000, 700),
+            int("raft.key", 3, 1),
+            int("raft.key", 3, 2),
+        ];
+        let times = [0, 100, 100, 100, 100, 150];
+        let mut keyed = Keyed::new(&intended, &times);
+        keyed.mark_time(0);
+        assert!(!keyed.chance("nemesis.crash", 1, 1000));
+        // No tick at 100 this time; the next one is at 130.
+        keyed.mark_time(130);
+        assert_eq!(keyed.below("raft.key", 3), 1, "workload choices in order");
+        assert!(
+            keyed.chance("nemesis.crash", 1, 1000),
+            "the crash fires late"
+        );
+        assert_eq!(keyed.below("nemesis.node", 3), 2, "on its node");
+        assert_eq!(keyed.range_inclusive("nemesis.down_ms", 1, 1000), 701);
+        keyed.mark_time(150);
+        assert!(!keyed.chance("nemesis.crash", 1, 1000), "and only once");
+        assert_eq!(keyed.below("raft.key", 3), 2);
+        // A certainty fires as it does under `Bytes`, listed or not.
+        assert!(keyed.draw_event("nemesis.crash", 1, 1));
     }
 }
