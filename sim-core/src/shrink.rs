@@ -800,17 +800,17 @@ impl Search<'_, '_> {
             let whole = self.runs - self.started_at < self.shrinker.max_runs / 4;
             counts = count_candidates(&draws[..self.best.ops[0]], whole);
         }
-        let (without, times) = self.without(&deleted);
-        // Deletions are all after every count candidate, whose indices therefore hold.
         for j in counts {
-            let DrawValue::Int { bound, value } = without[j].value else {
+            let DrawValue::Int { bound, value } = self.best.draws[j].value else {
                 continue;
             };
-            if value < fewer_by {
+            if deleted[j] || value < fewer_by {
                 continue;
             }
-            let mut fewer = without.clone();
-            fewer[j].value = DrawValue::Int {
+            let (mut fewer, times) = self.without(&deleted);
+            // The count's index among the draws that stay.
+            let at = j - deleted[..j].iter().filter(|&&gone| gone).count();
+            fewer[at].value = DrawValue::Int {
                 bound,
                 value: value - fewer_by,
             };
