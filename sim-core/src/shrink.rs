@@ -31,28 +31,99 @@
 //! two searches from the same start, sharing the run budget, and keeps the better result
 //! (fewer events, then shortlex):
 //!
-//! * **structure first**: each round begins with three passes that remove several things
-//!   at once: **runs of operations** (half of them, a quarter, ..., two; delta debugging
-//!   over operations, with the count lowered to match), **idle stretches** (a non-zero
-//!   workload choice such as a quiet period zeroed together with every draw the system made
-//!   while the workload waited), and, once few operations are left, **an operation with one
-//!   other choice** zeroed (an operation that only let time pass, with whatever made the
-//!   wait necessary); then the passes above;
-//! * **classic**: the passes above alone, in that order, with what budget is left.
+//! * **structure first**, with at most three quarters of the budget. Each round begins with
+//!   three passes that remove several things at once: **runs of operations** (half of them,
+//!   a quarter, ..., two; delta debugging over operations, with the count lowered to match),
+//!   **idle stretches** (a non-zero workload choice such as a quiet period zeroed together
+//!   with every draw the system made while the workload waited), and, once few operations
+//!   are left, **an operation with one other choice** zeroed (an operation that only let time
+//!   pass, with whatever made the wait necessary). While they make the run shorter (fewer
+//!   events or operations) the round starts over; once they do not, the **keyed passes**
+//!   below run, then the passes above;
+//! * **classic**: the passes above alone, in that order, with what budget is left (a quarter
+//!   at least).
 //!
 //! The second keeps the shrinker at least as good as the classic order alone wherever the
 //! budget allows both. Measured on the registry (three planted bugs, 56 failing seeds with
 //! 10 or more operations), the median shrunk story went from 14, 20 and 29 lines to 14, 10
 //! and 21, the worst from 161 to 51; reply-reinsert seed 1037 from 161 lines to 15.
 //!
+//! # Keyed edits
+//!
+//! The lanes ([`crate::choice::lanes`]) keep one *kind* of decision from re-mapping another,
+//! but within a lane a draw is still a position: delete a fault and the messages it would
+//! have dropped are delivered and answered, their latency draws take the bytes of later
+//! messages, and the rest of the run is another run. So the keyed passes do not run their
+//! edits as bytes. A keyed candidate is the best's draw log, edited, with the virtual time
+//! each draw was made at ([`crate::choice::DrawLog::time_marks`], which the run loop feeds
+//! through [`crate::choice::Source::mark_time`]); it runs on a source that answers each draw
+//! with the intended draw of the same label made at the same instant, and a draw the edit
+//! made appear with the default. A deleted decision then leaves every other with the value
+//! it had: the messages sent at 300 ms read the latencies they read before, whatever
+//! happened at 100 ms. Two kinds of draw are read otherwise, because an instant does not
+//! carry their meaning: **workload** choices in order (a client's next operation is its
+//! next operation, even if it now starts sooner), and a **fault** whose draw is not made at
+//! its instant fires at the next draw of its label, with the parameters it drew (a crash
+//! whose tick now comes 30 ms later draws the target and downtime it drew). What is kept is what the
+//! run drew, encoded as plain lanes, so the result is an ordinary byte input, verified as
+//! below. The keyed passes:
+//!
+//! * **delete faults**: the fired fault events, half of them at once, a quarter, ..., one;
+//! * **lower operation counts**: each count ([`crate::workload::is_op_count_label`]) to 0,
+//!   else by binary search, so each client's last operations go;
+//! * **delete operations**: each one's definition (the workload draws right before its
+//!   start) with an operation count lowered by one, for each count drawn before it (several
+//!   clients draw one each, and which operation is whose the draws do not say); runs of
+//!   operations are tried keyed too, side by side;
+//! * **zero workload choices**: each non-zero one (a quiet period, a key, a timeout);
+//! * **move faults earlier**: each fired event to the earliest earlier draw of its label
+//!   (binary search) that still fails the same way, with its parameters;
+//! * **cut time before a fault**: every draw from an earlier draw of the fault's label up to
+//!   the fault deleted, and the fault and everything after it that much sooner.
+//!
+//! Measured on 15 long failures (at least 1,000 events and 6 operations, default faults on:
+//! two of each of raft-kv's five bugs, five of the registry's three bugs; `shrink_study`
+//! lists them), with the
+//! default budget of 10,000 runs, before the keyed passes and with them:
+//!
+//! | | median events after / before | median operations after | median (worst) shrink |
+//! |---|---|---|---|
+//! | raft-kv, 10 failures | 0.820 → 0.567 | 7 → 6 | 3.8 s (11.6 s) → 4.2 s (10.1 s) |
+//! | registry, 5 failures | 0.084 → 0.080 | 2 → 2 | 0.7 s (1.1 s) → 0.3 s (0.9 s) |
+//! | all 15 | 0.541 → 0.428 | 6 → 4 | 3.1 s (11.6 s) → 3.2 s (10.1 s) |
+//!
+//! Raft-kv's events in all went from 13,655 left of 19,411 to 11,021; old-term-commit seed
+//! 100004812 from 3,393 of 3,894 events and 9 of 12 operations to 1,666 and 5,
+//! vote-not-persisted 100053757 from 837 events and 8 operations to 632 and 6. A fifth of the
+//! events is out of reach for most raft-kv failures: on commit-past-request 21998 the
+//! diverging entry sits at index 9 (an AppendEntries carries at most 8), and the search
+//! keeps all 10 operations; and every client runs at least one operation (3 is the floor). Two got slightly worse (stale-read 518: 638 → 652 events,
+//! commit-past-request 21998: 1,438 → 1,480): a greedy search ends where its order leads it.
+//! Reproduce with `cargo run --release -p acceptance --example shrink_study`.
+//!
+//! Tried and left out: re-aligning a failed candidate's draw log with the intended one by a
+//! longest common subsequence of labels and running it again, up to three rounds (on
+//! commit-past-request 21998 it kept none of the fault deletions that failed by position);
+//! matching draws by label and position within 50 draws instead of by instant (a draw a
+//! deleted fault made appear still takes a later draw's value: on stale-read 456, 29 single
+//! deletions of 76 kept the failure, 42 keyed by instant; raft-kv's study median 0.822);
+//! zeroing each lane's tail alone; accepting up to 5% more events for a run with fewer
+//! faults; running the keyed passes first (raft-kv's median 0.555, but registry
+//! partial-batch seed 53 then shrank to 20 story lines instead of 14); a third search with
+//! its own share of the budget (no gain). Four times the budget (`sim shrink --max-runs
+//! 40000`) helps a little: raft-kv's median 0.535, all 15 at 0.272, at up to 38 s a shrink.
+//!
+//! # Acceptance
+//!
 //! Candidates are compared in **shortlex** order of their bytes (shorter first, then
-//! lexicographically smaller), and only a smaller candidate is run. A candidate is accepted
+//! lexicographically smaller), and only a smaller candidate is run (a keyed edit that moves a
+//! fault earlier is run even if it does not encode smaller). A candidate is accepted
 //! when the run fails the same way with no more operations and no more events than the best
 //! so far — a smaller input whose default schedule happens to take a longer road to the same
-//! failure is no easier to read, so it is not taken; what is kept is not the candidate but the draws the run
-//! *actually made*, re-encoded (never larger than the candidate), so every kept input is one
-//! the system itself produced. Shortlex is a well-order, so the search ends; a run budget
-//! bounds it as well.
+//! failure is no easier to read, so it is not taken; what is kept is not the candidate but
+//! the draws the run *actually made*, re-encoded, smaller than the best, so every kept input
+//! is one the system itself produced. Shortlex is a well-order, so the search ends; a run
+//! budget bounds it as well.
 //!
 //! # Same failure
 //!
@@ -768,9 +839,12 @@ impl Search<'_, '_> {
 
     /// Deletes the definitions of the operations `set` (ascending indices: the workload
     /// draws right before each one's start) and lowers an operation count by their number,
-    /// re-aligned ([`Search::attempt_aligned`]). Each operation count drawn before the first
-    /// of them is tried, nearest first: with several clients, each draws its own count when
-    /// it starts, and which operation is whose the draws do not say.
+    /// keyed ([`Search::attempt_keyed`]): the other clients' operations and every system
+    /// draw keep the values they had. Each operation count drawn before the first of them is
+    /// tried, nearest first: with several clients each draws its own count when it starts
+    /// (raft-kv's are drawn after the first client's first operation), and which operation
+    /// is whose the draws do not say. Without a count label, the set-up draws
+    /// [`count_candidates`] names.
     fn delete_ops_keyed_set(&mut self, set: &[usize]) -> bool {
         let draws = &self.best.draws;
         let workload = |j: usize| Lane::of(&draws[j].label) == Lane::Workload;
@@ -822,8 +896,8 @@ impl Search<'_, '_> {
     }
 
     /// Turns off the fired fault events of the best, in runs of half of them, a quarter, ...,
-    /// one (delta debugging over faults), re-aligned: the parameters a fault drew when it
-    /// fired (a clog's length, a crash's target) are then not drawn, and re-aligning keeps
+    /// one (delta debugging over faults), keyed: the parameters a fault drew when it fired
+    /// (a clog's length, a crash's target) are then not drawn, and keying keeps
     /// every other draw with the decision it made.
     fn delete_faults(&mut self) {
         let fired = |best: &Candidate| -> Vec<usize> {

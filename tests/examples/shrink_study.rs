@@ -7,11 +7,13 @@
 //! * Default: shrinks each failure of [`LONG_FAILURES`] (every one at least 1,000 events and
 //!   6 operations long) with the default budget (10,000 candidate runs) and prints one
 //!   `key=value` line per failure, then a summary line with the medians: events after over
-//!   before, operations after, candidate runs and milliseconds per shrink. `ONLY=N` shrinks
+//!   before, operations after, candidate runs and milliseconds per shrink (and per system, the
+//!   median events ratio and operations after). `ONLY=N` shrinks
 //!   only the N-th failure of the list (from 0); `MAX_RUNS=N` sets the run budget.
 //! * `scan SYSTEM BUG FROM TO`: runs seeds `FROM..TO` and lists the failures at least
 //!   `MIN_EVENTS` (1,000) events and `MIN_OPS` (6) operations long: how the list was found.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use sim_core::choice::Input;
@@ -108,6 +110,8 @@ fn main() {
         .ok()
         .map(|v| v.parse::<usize>().expect("ONLY is an index"));
     let (mut ratios, mut ops_after, mut runs, mut ms) = (vec![], vec![], vec![], vec![]);
+    // Per system: events ratios and operations after.
+    let mut by_system: BTreeMap<&str, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for (i, &(system, bug, seed)) in LONG_FAILURES.iter().enumerate() {
         if only.is_some_and(|o| o != i) {
             continue;
@@ -140,11 +144,22 @@ fn main() {
         );
         ratios.push(after as f64 / before as f64);
         ops_after.push(shrunk.ops_after as f64);
+        let system_figures = by_system.entry(system).or_default();
+        system_figures.0.push(after as f64 / before as f64);
+        system_figures.1.push(shrunk.ops_after as f64);
         runs.push(shrunk.runs as f64);
         ms.push(elapsed_ms as f64);
     }
     if ratios.is_empty() {
         return;
+    }
+    for (system, (mut system_ratios, mut system_ops)) in by_system {
+        println!(
+            "system={system} failures={} median_events_ratio={:.3} median_ops_after={}",
+            system_ratios.len(),
+            median(&mut system_ratios),
+            median(&mut system_ops)
+        );
     }
     let worst_ratio = ratios.iter().copied().fold(0.0, f64::max);
     let worst_ms = ms.iter().copied().fold(0.0, f64::max);
