@@ -581,7 +581,7 @@ fn long_registry_failures_shrink_to_a_fifth_of_their_events() {
 /// A long raft-kv failure, with a budget of 2,000 runs (a debug build takes seconds per
 /// thousand): stale-read seed 456, 1,205 events and 13 operations from three clients, keeps
 /// at most half its events and four operations (each client runs at least one; the bug needs
-/// a write and a stale read). Measured: 435 events, 4 operations; the shrinker without keyed
+/// a write and a stale read). Measured: 428 events, 4 operations; the shrinker without keyed
 /// edits left 783 events and all 13 operations in the same budget.
 #[test]
 fn a_long_raft_failure_sheds_its_operations() {
