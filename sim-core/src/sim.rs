@@ -449,6 +449,7 @@ impl World {
             Some(at) => {
                 debug_assert!(at >= now, "virtual time never goes back");
                 self.clock.advance_to(at);
+                self.source.mark_time(at);
                 fire_due(self, at, due);
                 Next::Fired
             }

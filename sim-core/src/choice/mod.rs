@@ -109,6 +109,12 @@ pub trait Source {
     /// nothing and changes no draw. A source that logs draws may note the position, so that a
     /// shrinker can treat one operation's draws as one block; the default does nothing.
     fn mark_op(&mut self) {}
+
+    /// Told that virtual time moved on to `now_ns` (by the run loop, each time it advances
+    /// the clock). It consumes nothing and changes no draw. A source that logs draws may note
+    /// when each was made, so that a shrinker can match the draws of two runs by when they
+    /// happened; the default does nothing.
+    fn mark_time(&mut self, _now_ns: u64) {}
 }
 
 /// The typed draws every [`Source`] offers: integers, probabilities, picks, `Arbitrary` values.
@@ -277,14 +283,34 @@ pub enum DrawValue {
     },
 }
 
-/// What a [`Recorder`] wrote: every draw, in order, and where each workload operation's
-/// draws start (the harness marks them; the shrinker deletes operations as whole blocks).
+/// What a [`Recorder`] wrote: every draw, in order, where each workload operation's draws
+/// start (the harness marks them; the shrinker deletes operations as whole blocks), and when
+/// in virtual time the draws were made.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DrawLog {
     /// Every draw with more than one option.
     pub draws: Vec<Draw>,
     /// Index into `draws` where each operation started.
     pub op_starts: Vec<usize>,
+    /// `(index, now_ns)`: the draws from `index` on were made at virtual time `now_ns` (until
+    /// the next entry); one entry per advance of the clock, none before the first (time 0).
+    pub time_marks: Vec<(usize, u64)>,
+}
+
+impl DrawLog {
+    /// The virtual time each draw was made at, in nanoseconds (from [`DrawLog::time_marks`]).
+    pub fn draw_times_ns(&self) -> Vec<u64> {
+        let mut times = Vec::with_capacity(self.draws.len());
+        let mut now_ns = 0;
+        let mut marks = self.time_marks.iter().peekable();
+        for i in 0..self.draws.len() {
+            while let Some(&(_, at)) = marks.next_if(|&&(from, _)| from <= i) {
+                now_ns = at;
+            }
+            times.push(now_ns);
+        }
+        times
+    }
 }
 
 /// Wraps a source and logs every draw, so the run can be re-encoded as [`Bytes`].
@@ -404,6 +430,18 @@ impl<S: Source> Source for Recorder<S> {
         drop(log);
         self.inner.mark_op()
     }
+
+    fn mark_time(&mut self, now_ns: u64) {
+        let mut log = self.log.borrow_mut();
+        let at = log.draws.len();
+        // Several advances between two draws: only the last one dates a draw.
+        match log.time_marks.last_mut() {
+            Some(last) if last.0 == at => last.1 = now_ns,
+            _ => log.time_marks.push((at, now_ns)),
+        }
+        drop(log);
+        self.inner.mark_time(now_ns)
+    }
 }
 
 impl<S: Source + ?Sized> Source for Box<S> {
@@ -424,6 +462,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn mark_op(&mut self) {
         (**self).mark_op()
+    }
+    fn mark_time(&mut self, now_ns: u64) {
+        (**self).mark_time(now_ns)
     }
 }
 
@@ -520,6 +561,14 @@ impl Source for RunSource {
             RunSource::Other(s) => s.mark_op(),
         }
     }
+
+    #[inline]
+    fn mark_time(&mut self, now_ns: u64) {
+        // Only a logging source notes the time: the built-in ones do nothing.
+        if let RunSource::Other(s) = self {
+            s.mark_time(now_ns)
+        }
+    }
 }
 
 impl fmt::Display for Input {
@@ -598,6 +647,25 @@ mod tests {
         let mut again = [0u8; 13];
         replay.fill("raw", &mut again);
         assert_eq!(raw, again);
+    }
+
+    #[test]
+    fn a_recorder_dates_each_draw_and_changes_none() {
+        let mut plain = Seeded::new(9);
+        let mut recorder = Recorder::new(Seeded::new(9));
+        let log = recorder.log();
+        let mut drawn = vec![recorder.below("x", 100), recorder.below("x", 100)];
+        recorder.mark_time(5);
+        drawn.push(recorder.below("x", 100));
+        // Two advances with no draw between: the later one dates the next draw.
+        recorder.mark_time(7);
+        recorder.mark_time(8);
+        drawn.push(recorder.below("x", 100));
+        drawn.push(recorder.below("x", 100));
+        let want: Vec<u64> = (0..5).map(|_| plain.below("x", 100)).collect();
+        assert_eq!(drawn, want, "marking time draws nothing");
+        assert_eq!(log.borrow().draw_times_ns(), [0, 0, 5, 8, 8]);
+        assert_eq!(log.borrow().time_marks, [(2, 5), (3, 8)]);
     }
 
     #[test]
