@@ -188,10 +188,14 @@ struct Replica {
 }
 
 impl Replica {
-    /// This replica's state in the terms Raft's correctness argument uses, in 7 bits: its
+    /// This replica's state in the terms Raft's correctness argument uses, in 11 bits: its
     /// role; whom it voted for in its term (nobody, itself, another); whether its log holds
     /// an entry of its term; whether term and vote, and whether the log, are ahead of what
-    /// the disk has synced. Named to sim-core after every event ([`node::abstract_state`]):
+    /// the disk has synced; and the shape of replication — how long its uncommitted tail is
+    /// (none, within one AppendEntries batch, longer), whether that tail was written in an
+    /// older term (a deposed leader's, not yet overwritten), and, for a leader, whether a
+    /// peer is more than a batch behind it (caught up over several requests, each vouching
+    /// for only part of the log). Named to sim-core after every event ([`node::abstract_state`]):
     /// a fuzzer is rewarded for a transition, or a crash in a state, that no input reached
     /// before (a replica crashing with an answered vote not yet durable, say) without being
     /// told which of them is a bug.
@@ -209,7 +213,28 @@ impl Replica {
         let own_term_entry = u64::from(self.log.last_term() == self.term);
         let meta_unsynced = u64::from(self.storage.meta_unsynced());
         let log_unsynced = u64::from(self.storage.synced_entries() < self.log.last_index());
-        role | vote << 2 | own_term_entry << 4 | meta_unsynced << 5 | log_unsynced << 6
+        let last = self.log.last_index();
+        let tail = last - self.commit.min(last);
+        let tail_class = match tail {
+            0 => 0,
+            t if t <= BATCH_MAX as u64 => 1,
+            _ => 2,
+        };
+        let stale_tail = u64::from(tail > 0 && self.log.last_term() < self.term);
+        let peer_lags_past_batch = match &self.role {
+            Role::Leader { next, .. } => u64::from(
+                self.peers()
+                    .any(|p| last + 1 - next[p as usize].min(last + 1) > BATCH_MAX as u64),
+            ),
+            _ => 0,
+        };
+        role | vote << 2
+            | own_term_entry << 4
+            | meta_unsynced << 5
+            | log_unsynced << 6
+            | tail_class << 7
+            | stale_tail << 9
+            | peer_lags_past_batch << 10
     }
 
     async fn run(&mut self, mut synced_rx: mpsc::UnboundedReceiver<(u64, u64)>) {
