@@ -16,12 +16,16 @@
 //!   events of both, so a workload that reaches a state meets a fault schedule that breaks it
 //!   (for engines and tools that want it; sim-fuzz's libFuzzer hooks no longer use it: on a
 //!   deep bug, hunts without crossover did better);
-//! * **a fresh future** ([`Lane::Futures`]): keep the run up to a cut and draw everything
+//! * **a fresh future** ([`Lane::Futures`]): keep a run up to a cut and draw everything
 //!   after it from a new seed — what a seed sweep would try next, from a past worth keeping.
-//!   Three cuts in four fall just after a **rare state** the input's run reached: a label
-//!   feature (a `cover!`, or an abstract state a node named with
-//!   [`crate::node::abstract_state_at`]) that few runs reached, picked with odds inversely
-//!   proportional to how many did;
+//!   The run is taken from the mutator's **archive** — for every label feature (a `cover!`,
+//!   or an abstract state a node named with [`crate::node::abstract_state_at`]), the first
+//!   input whose run reached it — and cut just after the state it was first to reach, the
+//!   rarest of a few archived states drawn at random (how many runs reached it decides), as
+//!   go-explore does. Until the archive holds anything, or for a system that names no
+//!   states, the future is of the input the engine picked, three cuts in four just after a
+//!   **rare state** its run reached (a label feature few runs reached, picked with odds
+//!   inversely proportional to how many did);
 //! * **a fault just after a rare state**: add one fault decision among those the run drew
 //!   soon after such a state (a crash of the node as it commits, the loss of the message it
 //!   sends then), every other decision kept.
@@ -29,16 +33,16 @@
 //!   variety inside the hunt, for bugs no rare state leads to.
 //!
 //! Fresh runs and fresh futures get a **profile**: an [intensity](Future::fault_intensity)
-//! for every fault group, or a [focus](Future::fault_focus) on one group; one in four runs the
+//! for every fault group, or a [focus](Future::fault_focus) on one group; all run the
 //! [longest workload](Future::longest_workload). Which fault profile is learnt from coverage:
 //! three in four get the profile whose fresh runs lately reached the most label features no
 //! run had reached, the fourth a random one.
 //!
-//! Futures after rare states, faults after them and the profile choice need to know what runs
-//! did: the fuzz harness tells this module after every run ([`observe_run`]: the label
-//! features it reached with the draw clock of each first hit, and the clock of each fault
-//! decision), and the mutator looks the input up by a hash of its bytes. This memory is the
-//! mutator's alone; no run reads it.
+//! The archive, futures after rare states, faults after them and the profile choice need to
+//! know what runs did: the fuzz harness tells this module after every run ([`observe_run`]:
+//! the input, the label features it reached with the draw clock of each first hit, and the
+//! clock of each fault decision), and the mutator looks the input up by a hash of its bytes.
+//! This memory is the mutator's alone; no run reads it.
 //!
 //! Each edit changes the decisions it names and no others (that is what the lanes are for), so
 //! a mutation that turns a fault on keeps the rest of the run. An engine that mutates its own
@@ -72,6 +76,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 use crate::choice::lanes::{
     Future, Lane, LaneBuffers, EVENT_ENTRY_BYTES, LONGEST_WORKLOAD_BIT, MAX_EVENT_ORDINAL,
@@ -130,7 +135,11 @@ const ENGINE_SHARE_PERCENT: u64 = 15;
 /// lower median on `ack-before-fsync` but missed it once in 20.
 const FRESH_RUN_SHARE_PERCENT: u64 = 40;
 
-/// Out of 100 lane-aware mutations, how many give the input a fresh future.
+/// Out of 100 lane-aware mutations, how many are a fresh future of an archived input
+/// ([`archive_future`]; of the engine's pick while the archive is empty). On raft-kv's
+/// `commit-past-request`, 10 hunts each: median 10,286 executions with every future of the
+/// engine's pick, 6,659 with half of them from the archive, 5,395 with all; 13,429 when the
+/// faults after rare states (the next 20) were taken from the archive too.
 const FUTURE_SHARE_PERCENT: u64 = 30;
 
 /// Out of 100 lane-aware mutations, how many add a fault just after a rare state.
@@ -158,6 +167,13 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
         let out = fresh_run(seed);
         OBSERVED.with(|observed| observed.borrow_mut().profiles.pending(&out, arm));
         return (out.len() <= max_size).then_some(out);
+    }
+    if kind < FUTURE_SHARE_PERCENT {
+        // From the archive while it holds anything; before that (or for a system that names
+        // no states) from the input the engine picked.
+        if let Some(out) = archive_future(&mut rng) {
+            return (out.len() <= max_size).then_some(out);
+        }
     }
     let mut lanes = LaneBuffers::parse(data);
     let observed = observed_event_counts();
@@ -274,7 +290,28 @@ struct Observed {
     most_draws: u32,
     /// Which fault profile fresh runs and futures get.
     profiles: ProfileChoice,
+    /// The first input to reach each label feature, while memory allows.
+    archive: Archive,
 }
+
+/// The first input that reached each label feature, with the draw clock of its first hit:
+/// where a future from that state starts. Bytes are shared between the features one run
+/// reached first. Bounded by [`ARCHIVE_BYTES_MAX`]: past it the entries of the features most
+/// runs reached go first (a common state's first reacher is worth least).
+#[derive(Default)]
+struct Archive {
+    firsts: BTreeMap<u32, (Rc<[u8]>, u32)>,
+    /// The features of `firsts`, for picking one at random.
+    keys: Vec<u32>,
+    /// Bytes held, counting each entry's input once per feature (an upper bound).
+    bytes: usize,
+}
+
+/// How many archived features [`archive_future`] draws to keep the rarest of.
+const ARCHIVE_PICKS: usize = 8;
+
+/// The most input bytes [`Archive`] holds.
+const ARCHIVE_BYTES_MAX: usize = 64 << 20;
 
 /// The fault profiles a future can have: four intensities without a focus, and each fault
 /// group focused at 8 and 64 times its odds (the seed's top five bits,
@@ -294,13 +331,16 @@ const PROFILE_BITS: [u32; 12] = [
     7 << 27 | 3 << 30,
 ];
 
-/// One fresh run or future in this many runs the [longest workload](Future::longest_workload),
-/// whatever its fault profile. Not a profile the choice learns: a choice by new states per
-/// run has a reason to favour long runs whatever the bug (they reach more states for being
-/// long), and on bugs that do not need them they cost time. raft-kv's `vote-not-persisted`,
-/// 20 hunts: median 2,495 executions and 4.01 s with the longest workload as 12 more learnt
-/// profiles, 1,090 and 1.17 s drawn one time in four (`fuzz/README.md`).
-const LONGEST_WORKLOAD_ONE_IN: u64 = 4;
+/// The workload bits of every fresh run's and future's seed: the
+/// [longest workload](Future::longest_workload). Limits live at the end of long workloads, and runs of the longest workload
+/// fail at least as often on every deep bug measured: on raft-kv, 200,000 whole runs at
+/// twice the fault odds failed `commit-past-request` 51 times with it and 3 times without
+/// (`explore_study COUNT=1`), `ack-before-fsync` 11 against 9 times, and 50,000 runs
+/// `vote-not-persisted` 29 against 24 times. Hunts of `commit-past-request`: median 19,746
+/// executions with it one time in four, 15,646 one in two, 10,286 always (10 hunts each,
+/// `fuzz/README.md`). The hunt's seed corpus and the engine's own edits keep workloads as
+/// drawn in the corpus.
+const FUTURE_WORKLOAD_BITS: u32 = LONGEST_WORKLOAD_BIT;
 
 /// The seed bits a profile does not name (those below the longest-workload bit, the lowest
 /// a profile sets): the future's own randomness.
@@ -335,9 +375,7 @@ impl ProfileChoice {
     fn seed(&self, rng: &mut Seeded) -> (usize, u32) {
         let low = rng.draw("mutate.future.seed", 1 << PROFILE_FREE_SEED_BITS) as u32;
         let arm = self.pick(rng);
-        let longest = rng.draw("mutate.future.longest", LONGEST_WORKLOAD_ONE_IN) == 0;
-        let workload = if longest { LONGEST_WORKLOAD_BIT } else { 0 };
-        (arm, low | PROFILE_BITS[arm] | workload)
+        (arm, low | PROFILE_BITS[arm] | FUTURE_WORKLOAD_BITS)
     }
 
     fn pick(&self, rng: &mut Seeded) -> usize {
@@ -395,9 +433,10 @@ struct ObservedRun {
 
 /// Tells the mutator what the run of `data` reached and drew: its label features with the
 /// draw clock of each first hit ([`crate::signal::take_first_hits`]) and its draw trace
-/// ([`crate::choice::take_draw_trace`]). The fuzz harness calls it after every run; the
-/// fresh-future mutation then prefers to cut an input just after a state few runs have
-/// reached, and so explores many futures of a rare past.
+/// ([`crate::choice::take_draw_trace`]). The fuzz harness calls it after every run; a run
+/// that was the first to reach a state goes into the archive, and the fresh-future mutation
+/// cuts archived inputs just after states few runs have reached, so it explores many
+/// futures of a rare past.
 pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
     OBSERVED.with(|observed| {
         let mut observed = observed.borrow_mut();
@@ -406,6 +445,9 @@ pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
             let reaching = observed.runs_reaching.entry(feature).or_insert(0);
             *reaching += 1;
             new_features += u64::from(*reaching == 1);
+        }
+        if new_features > 0 {
+            observed.archive_firsts(data, &first_hits, ARCHIVE_BYTES_MAX);
         }
         let hash = stable_hash_bytes(data);
         observed.profiles.observe_input(hash, new_features);
@@ -447,6 +489,71 @@ impl Observed {
         }
         debug_assert_eq!(self.order.len(), self.runs.len());
     }
+}
+
+impl Observed {
+    /// Archives `data` for every feature of `first_hits` its run was the first to reach
+    /// (`runs_reaching` already counts it). Past `max_bytes`, drops the entries of the most
+    /// reached quarter of the archived features, in one pass, so the cost is paid once per
+    /// quarter's growth.
+    fn archive_firsts(&mut self, data: &[u8], first_hits: &[(u32, u32)], max_bytes: usize) {
+        let input: Rc<[u8]> = data.into();
+        for &(feature, clock) in first_hits {
+            if self.runs_reaching.get(&feature) != Some(&1) {
+                continue;
+            }
+            let archive = &mut self.archive;
+            if let Some((old, _)) = archive.firsts.insert(feature, (input.clone(), clock)) {
+                archive.bytes -= old.len();
+            } else {
+                archive.keys.push(feature);
+            }
+            archive.bytes += input.len();
+        }
+        if self.archive.bytes <= max_bytes {
+            return;
+        }
+        let reach = |feature: &u32| self.runs_reaching.get(feature).copied().unwrap_or(0);
+        let mut by_reach: Vec<(u64, u32)> =
+            self.archive.keys.iter().map(|f| (reach(f), *f)).collect();
+        by_reach.sort_unstable();
+        let keep = by_reach.len() - by_reach.len() / 4;
+        for &(_, feature) in &by_reach[keep..] {
+            if let Some((input, _)) = self.archive.firsts.remove(&feature) {
+                self.archive.bytes -= input.len();
+            }
+        }
+        let firsts = &self.archive.firsts;
+        self.archive.keys.retain(|key| firsts.contains_key(key));
+        debug_assert_eq!(self.archive.keys.len(), self.archive.firsts.len());
+    }
+}
+
+/// A fresh future of an archived input, cut just after the state it was the first to reach:
+/// of [`ARCHIVE_PICKS`] archived states drawn at random, the one fewest runs reached. `None`
+/// when the archive is empty.
+fn archive_future(rng: &mut Seeded) -> Option<Vec<u8>> {
+    let (input, clock, seed) = OBSERVED.with(|observed| {
+        let observed = observed.borrow();
+        let archive = &observed.archive;
+        if archive.keys.is_empty() {
+            return None;
+        }
+        // The rarest of a few features drawn at random: biased toward rare states at a cost
+        // that does not grow with the archive.
+        let feature = (0..ARCHIVE_PICKS)
+            .map(|_| {
+                archive.keys[rng.draw("mutate.archive.pick", archive.keys.len() as u64) as usize]
+            })
+            .min_by_key(|feature| observed.runs_reaching.get(feature).copied().unwrap_or(0))?;
+        let (input, clock) = archive.firsts.get(&feature)?.clone();
+        let (_, seed) = observed.profiles.seed(rng);
+        Some((input, clock, seed))
+    })?;
+    let mut lanes = LaneBuffers::parse(&input);
+    let cut = clock.saturating_add(rng.draw("mutate.future.after", 4) as u32);
+    add_future(&mut lanes, cut, seed);
+    Some(lanes.to_bytes())
 }
 
 /// How many draws the run of `data` made if this thread ran it recently, otherwise the most
@@ -778,25 +885,80 @@ mod tests {
     }
 
     #[test]
-    fn a_future_edit_keeps_every_other_lane_and_cuts_after_a_rare_state() {
+    fn a_future_edit_keeps_every_other_lane_of_an_archived_input_and_cuts_after_its_rare_state() {
         let input = sample();
-        let before = LaneBuffers::parse(&input);
-        // The mutator has seen this input's run: a common state at clock 10, a rare one at 40.
+        let common = {
+            let mut lanes = LaneBuffers::default();
+            lanes.dense_mut(Lane::Workload).push(9);
+            lanes.to_bytes()
+        };
+        // `common` was first to reach a state 50 runs reach (clock 3); `input` was first to
+        // reach a rare one (clock 40), after the common state at clock 10.
         for _ in 0..50 {
-            observe_run(&[1], vec![(7, 3)], DrawTrace::default());
+            observe_run(&common, vec![(7, 3)], DrawTrace::default());
         }
         observe_run(&input, vec![(7, 10), (9, 40)], DrawTrace::default());
         let (mut futures, mut near_rare, mut fresh) = (0, 0, 0);
+        for seed in 0..2000 {
+            // The engine picked some other input: archived runs are what futures continue.
+            let Some(out) = mutate(&[], 4096, seed) else {
+                continue;
+            };
+            let after = LaneBuffers::parse(&out);
+            if after.futures().is_empty() {
+                continue;
+            }
+            if is_fresh_run(&out) {
+                fresh += 1;
+                continue;
+            }
+            futures += 1;
+            let cut = after.futures()[0].cut;
+            let base = if (40..44).contains(&cut) {
+                near_rare += 1;
+                LaneBuffers::parse(&input)
+            } else {
+                assert!((3..7).contains(&cut), "seed {seed}: cut {cut}");
+                LaneBuffers::parse(&common)
+            };
+            for lane in Lane::ALL.into_iter().filter(|&l| l != Lane::Futures) {
+                assert_eq!(after.dense(lane), base.dense(lane), "seed {seed}, {lane:?}");
+            }
+        }
+        assert!(futures > 300, "{futures} future edits in 2000 calls");
+        assert!(fresh > 300, "{fresh} fresh runs in 2000 calls");
+        // The rarer of two archived states is picked unless all eight draws miss it.
+        assert!(
+            near_rare * 100 > futures * 95,
+            "{near_rare} of {futures} cuts just after the rare state"
+        );
+    }
+
+    #[test]
+    fn a_future_edit_of_the_engines_pick_cuts_after_its_rare_state_while_nothing_is_archived() {
+        let input = sample();
+        let before = LaneBuffers::parse(&input);
+        let mut observed = Observed::default();
+        // A run the mutator saw, archived nothing of (it was not the first to reach anything).
+        observed.runs_reaching.insert(7, 50);
+        observed.runs_reaching.insert(9, 2);
+        observed.remember(
+            stable_hash_bytes(&input),
+            ObservedRun {
+                first_hits: vec![(7, 10), (9, 40)],
+                trace: DrawTrace::default(),
+            },
+            64,
+            1_000,
+        );
+        OBSERVED.with(|o| *o.borrow_mut() = observed);
+        let (mut futures, mut near_rare) = (0, 0);
         for seed in 0..2000 {
             let Some(out) = mutate(&input, 4096, seed) else {
                 continue;
             };
             let after = LaneBuffers::parse(&out);
-            if after.futures() == before.futures() {
-                continue;
-            }
-            if is_fresh_run(&out) {
-                fresh += 1;
+            if after.futures() == before.futures() || is_fresh_run(&out) {
                 continue;
             }
             futures += 1;
@@ -807,16 +969,37 @@ mod tests {
                     "seed {seed}, {lane:?}"
                 );
             }
-            let cut = after.futures()[0].cut;
-            near_rare += u32::from((40..44).contains(&cut));
+            near_rare += u32::from((40..44).contains(&after.futures()[0].cut));
         }
         assert!(futures > 300, "{futures} future edits in 2000 calls");
-        assert!(fresh > 300, "{fresh} fresh runs in 2000 calls");
-        // Three in four cuts follow a state the run reached, weighted 50:1 towards the rare one.
+        // Three in four cuts follow a state the run reached, weighted 25:1 towards the rare one.
         assert!(
             near_rare * 2 > futures,
             "{near_rare} of {futures} cuts just after the rare state"
         );
+    }
+
+    #[test]
+    fn the_archive_keeps_the_first_reacher_of_each_state_and_sheds_common_states_first() {
+        let mut observed = Observed::default();
+        let mut offer = |observed: &mut Observed, input: &[u8], hits: &[(u32, u32)]| {
+            for &(feature, _) in hits {
+                *observed.runs_reaching.entry(feature).or_insert(0) += 1;
+            }
+            observed.archive_firsts(input, hits, 40);
+        };
+        offer(&mut observed, &[1; 10], &[(1, 5), (2, 6)]);
+        // A later run that also reaches state 1 does not replace its first reacher.
+        offer(&mut observed, &[2; 10], &[(1, 7), (3, 8)]);
+        assert_eq!(observed.archive.firsts[&1].0[..], [1; 10]);
+        assert_eq!(observed.archive.firsts[&3], (Rc::from(&[2u8; 10][..]), 8));
+        assert_eq!(observed.archive.bytes, 30);
+        // Past 40 bytes the most reached quarter goes: state 1 (two runs reached it).
+        offer(&mut observed, &[4; 20], &[(4, 1)]);
+        let kept: Vec<u32> = observed.archive.firsts.keys().copied().collect();
+        assert_eq!(kept, [2, 3, 4]);
+        assert_eq!(observed.archive.keys.len(), 3);
+        assert_eq!(observed.archive.bytes, 40);
     }
 
     #[test]
@@ -969,21 +1152,19 @@ mod tests {
         let mut profiles = ProfileChoice::default();
         let mut rng = Seeded::new(3);
         let mut picks = [0u32; PROFILE_BITS.len()];
-        let mut longest = 0;
         for _ in 0..4_000 {
             let (arm, seed) = profiles.seed(&mut rng);
             assert_eq!(
                 seed & !((1 << PROFILE_FREE_SEED_BITS) - 1) & !LONGEST_WORKLOAD_BIT,
                 PROFILE_BITS[arm]
             );
-            longest += u32::from(seed & LONGEST_WORKLOAD_BIT != 0);
+            // Every future runs the longest workload, whatever its profile.
+            assert_ne!(seed & LONGEST_WORKLOAD_BIT, 0);
             picks[arm] += 1;
             // Only profile 5 (crashes at 8x) reaches new states.
             profiles.observe(arm, if arm == 5 { 3 } else { 0 });
         }
         assert!(picks[5] > 3_000, "{picks:?}");
-        // One in four runs the longest workload, whatever its profile.
-        assert!((900..1_100).contains(&longest), "{longest} of 4,000");
         assert!(picks.iter().all(|&n| n > 20), "{picks:?}");
     }
 }
