@@ -558,7 +558,7 @@ fn shrink_long(spec: &SystemSpec, bug: &str, seed: u64, max_runs: u64) -> (u64, 
 /// Long registry failures (from `shrink_study`) shrink to at most a fifth of their events and
 /// to the operations the bug needs: two in one batch for partial-batch, one read of a stale
 /// member for no-heartbeat; reply-reinsert's seed keeps four (it measured 4, from 13).
-/// Measured with the default budget: 73 of 1,111, 64 of 1,020 and 131 of 1,232 events.
+/// Measured with the default budget: 73 of 1,111, 65 of 1,020 and 129 of 1,232 events.
 #[test]
 fn long_registry_failures_shrink_to_a_fifth_of_their_events() {
     for (bug, seed, most_ops) in [
@@ -581,8 +581,9 @@ fn long_registry_failures_shrink_to_a_fifth_of_their_events() {
 /// A long raft-kv failure, with a budget of 2,000 runs (a debug build takes seconds per
 /// thousand): stale-read seed 456, 1,205 events and 13 operations from three clients, keeps
 /// at most half its events and four operations (each client runs at least one; the bug needs
-/// a write and a stale read). Measured: 428 events, 4 operations; the shrinker without keyed
-/// edits left 783 events and all 13 operations in the same budget.
+/// a write and a stale read). Measured: 385 events, 4 operations (428 and 4 with keyed edits
+/// matched by label alone); the shrinker without keyed edits left 783 events and all 13
+/// operations in the same budget.
 #[test]
 fn a_long_raft_failure_sheds_its_operations() {
     let (before, after, ops) = shrink_long(&raft_kv::SPEC, "stale-read", 456, 2_000);
@@ -594,4 +595,28 @@ fn a_long_raft_failure_sheds_its_operations() {
         ops <= 4,
         "stale-read seed 456: {ops} operations left (at most 4)"
     );
+}
+
+/// Keyed edits matched per node: with a budget of 2,000 runs, vote-not-persisted seed
+/// 100053757 (1,035 events, 10 operations) keeps at most seven tenths of its events and four
+/// operations, and ack-before-fsync seed 100022177 (1,557 events, 7 operations) at most half
+/// its events and five operations. Measured: 627 events and 4 operations, 703 and 5; with the
+/// keyed source matching by label alone, 884 and 9, 1,099 and 7 (every client's operations
+/// were then re-mapped whenever one of another client's was deleted).
+#[test]
+fn long_raft_failures_shed_operations_keyed_per_node() {
+    for (bug, seed, tenths, most_ops) in [
+        ("vote-not-persisted", 100_053_757, 7, 4),
+        ("ack-before-fsync", 100_022_177, 5, 5),
+    ] {
+        let (before, after, ops) = shrink_long(&raft_kv::SPEC, bug, seed, 2_000);
+        assert!(
+            after * 10 <= before * tenths,
+            "{bug} seed {seed}: {after} of {before} events left, more than {tenths} tenths"
+        );
+        assert!(
+            ops <= most_ops,
+            "{bug} seed {seed}: {ops} operations left (at most {most_ops})"
+        );
+    }
 }

@@ -54,17 +54,25 @@
 //! messages, and the rest of the run is another run. So the keyed passes do not run their
 //! edits as bytes. A keyed candidate is the best's draw log, edited, with the virtual time
 //! each draw was made at ([`crate::choice::DrawLog::time_marks`], which the run loop feeds
-//! through [`crate::choice::Source::mark_time`]); it runs on a source that answers each draw
-//! with the intended draw of the same label made at the same instant, and a draw the edit
-//! made appear with the default. A deleted decision then leaves every other with the value
-//! it had: the messages sent at 300 ms read the latencies they read before, whatever
-//! happened at 100 ms. Two kinds of draw are read otherwise, because an instant does not
-//! carry their meaning: **workload** choices in order (a client's next operation is its
-//! next operation, even if it now starts sooner), and a **fault** whose draw is not made at
-//! its instant fires at the next draw of its label, with the parameters it drew (a crash
-//! whose tick now comes 30 ms later draws the target and downtime it drew). What is kept is
-//! what the run drew, encoded as plain lanes, so the result is an ordinary byte input,
-//! verified as below. The keyed passes:
+//! through [`crate::choice::Source::mark_time`]) and the node each was made for
+//! ([`crate::choice::DrawLog::node_marks`], from [`crate::choice::Source::mark_node`]); it
+//! runs on a source that answers each draw with the intended draw of the same label made
+//! for the same node at the same instant, and a draw the edit made appear with the default.
+//! A deleted decision then leaves every other with the value it had: the messages sent at
+//! 300 ms read the latencies they read before, whatever happened at 100 ms. Two kinds of
+//! draw are read otherwise, because an instant does not carry their meaning: a
+//! **workload** choice takes its node's intended draw of this instant if there is one, else
+//! its node's next unused one (a client's next operation is its next operation, even if it
+//! now starts sooner, and never another client's; a replica's election timeout keeps its
+//! value where it is drawn when it was, and one drawn at a moment the edit moved takes that
+//! replica's next timeout rather than the minimum, which would give every replica the same
+//! one and split the votes), and a **fault** whose draw is not made at its instant fires at
+//! the next draw of its label for its node, with the parameters it drew (a crash whose tick
+//! now comes 30 ms later draws the target and downtime it drew). An edit that does not keep
+//! the failure so is run once more matched by label alone (workload choices then in order,
+//! whichever node draws them): what one order of matching loses, the other sometimes
+//! keeps. What is kept is what the run drew, encoded as plain lanes, so the result is an
+//! ordinary byte input, verified as below. The keyed passes:
 //!
 //! * **delete faults**: the fired fault events, half of them at once, a quarter, ..., one;
 //! * **lower operation counts**: each count ([`crate::workload::is_op_count_label`]) to 0,
@@ -81,28 +89,46 @@
 //!
 //! Measured on 15 long failures (at least 1,000 events and 6 operations, default faults on:
 //! two of each of raft-kv's five bugs, five of the registry's three bugs; `shrink_study`
-//! lists them), with the default budget of 10,000 runs, before the keyed passes and with
-//! them:
+//! lists them), with the default budget of 10,000 runs: before the keyed passes, with them
+//! matching by label alone, and matching per node first:
 //!
 //! | | median events after / before | median operations after | median (worst) shrink |
 //! |---|---|---|---|
-//! | raft-kv, 10 failures | 0.820 → 0.535 | 7 → 5 | 3.8 s (11.6 s) → 3.7 s (7.9 s) |
-//! | registry, 5 failures | 0.084 → 0.080 | 2 → 2 | 0.7 s (1.1 s) → 0.3 s (0.9 s) |
-//! | all 15 | 0.541 → 0.425 | 6 → 4 | 3.1 s (11.6 s) → 2.6 s (7.9 s) |
+//! | raft-kv, 10 failures | 0.820 → 0.535 → 0.496 | 7 → 5 → 4 | 3.8 s (11.6 s) → 3.7 s (7.9 s) → 3.5 s (7.6 s) |
+//! | registry, 5 failures | 0.084 → 0.080 → 0.080 | 2 → 2 → 2 | 0.7 s (1.1 s) → 0.3 s (0.9 s) → 0.3 s (0.8 s) |
+//! | all 15 | 0.541 → 0.425 → 0.386 | 6 → 4 → 4 | 3.1 s (11.6 s) → 2.6 s (7.9 s) → 2.6 s (7.6 s) |
 //!
-//! Raft-kv's events in all went from 13,655 left of 19,411 to 10,764; old-term-commit seed
-//! 100004812 from 3,393 of 3,894 events and 9 of 12 operations to 1,655 and 5,
-//! vote-not-persisted 100053757 from 837 events and 8 operations to 566 and 5. A fifth of the
-//! events is out of reach for most raft-kv failures: on commit-past-request 21998 the
-//! diverging entry sits at index 9 (an AppendEntries carries at most 8), and the search
-//! keeps all 10 operations; and every client runs at least one operation (3 is the floor).
-//! Two got slightly worse (stale-read 518: 638 → 651 events, commit-past-request 21998:
-//! 1,438 → 1,452): a greedy search ends where its order leads it.
+//! Per node, raft-kv's geometric mean went from 0.54 to 0.49; stale-read 518 from 651 of
+//! 2,772 events to 378, old-term-commit 7858 from 1,141 to 1,090 and 100004812 from 1,655
+//! events and 5 operations to 1,505 and 4, ack-before-fsync 100022177 from 816 events and 6
+//! operations to 665 and 5, 100222918 from all 14 operations to 13, vote-not-persisted
+//! 100053757 from 5 operations to 3 (566 events to 581), 100023464 from 915 events to 863.
+//! Registry reply-reinsert 5942 went the other way: 89 events and 2 operations to 112 and 3.
+//! Matching per node alone, without the second run by label, gave raft-kv's median 0.444
+//! at 10,000 runs and 0.417 at 20,000, but 0.622 at 5,000, and on stale-read 456 with 2,000
+//! runs it kept 6 operations instead of 4; with the second run the median is 0.508, 0.496
+//! and 0.494 at 5,000, 10,000 and 20,000 runs: steadier, so it is kept. Matching per label
+//! with the hybrid workload reading (no node) gave 0.570; matching latencies (the timing
+//! lane) like workload choices, 0.651.
+//!
+//! A fifth of the events is out of reach for most raft-kv failures. Every run starts with
+//! about 90 events of replicas opening their disks and, since every client starts its first
+//! operation at once and no replica leads before the first election timeout (at least
+//! 150 ms), about 100 more of clients asking replicas that answer "not leader"; every client
+//! runs at least one operation (3 is the floor), and a committed operation costs about 40
+//! events (request, append, two syncs, replies). So a failure that needs two elections and a
+//! crash, like vote-not-persisted's, cannot go much below 400 events, about 0.4 of a
+//! 1,000-event original. On commit-past-request the diverging entry sits at index 9 (an
+//! AppendEntries carries at most 8), so 9 operations are the floor (21998 keeps 9).
+//! Ack-before-fsync 100222918 needs a leader crash while its newest committed entry is
+//! unsynced; its crash comes at 1,800 ms, after the 14th operation, and deleting earlier
+//! operations moves that entry away from the crash, so the search keeps 13.
 //! Reproduce with `cargo run --release -p acceptance --example shrink_study`.
 //!
-//! Tried and left out: re-aligning a failed candidate's draw log with the intended one by a
-//! longest common subsequence of labels and running it again, up to three rounds (on
-//! commit-past-request 21998 it kept none of the fault deletions that failed by position);
+//! Tried and left out (before matching per node): re-aligning a failed candidate's draw log
+//! with the intended one by a longest common subsequence of labels and running it again, up
+//! to three rounds (on commit-past-request 21998 it kept none of the fault deletions that
+//! failed by position);
 //! matching draws by label and position within 50 draws instead of by instant (a draw a
 //! deleted fault made appear still takes a later draw's value: on stale-read 456, 29 single
 //! deletions of 76 kept the failure, 42 keyed by instant; raft-kv's study median 0.822);
@@ -112,7 +138,8 @@
 //! its own share of the budget (no gain); keeping a quarter of the budget for the classic
 //! search (raft-kv's median 0.567). Four times the budget (`sim shrink --max-runs 40000`)
 //! helps a little: raft-kv's median stays 0.535 (geometric mean 0.47, from 0.54), all 15 at
-//! 0.269, at up to 31 s a shrink.
+//! 0.269, at up to 31 s a shrink. Accepting a run with fewer events whatever its bytes (not
+//! only a shortlex-smaller one) left raft-kv's median at 0.547.
 //!
 //! # Acceptance
 //!
@@ -198,7 +225,7 @@
 //! assert_eq!(shrunk.ops_after, 1);
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::choice::lanes::Lane;
 use crate::choice::{encode, Draw, DrawValue, Input, Recorder};
@@ -425,7 +452,12 @@ impl<'a> Shrinker<'a> {
             let log = log.take();
             Run {
                 outcome: report.outcome,
-                times: log.draw_times_ns(),
+                stamps: log
+                    .draw_times_ns()
+                    .into_iter()
+                    .zip(log.draw_nodes())
+                    .map(|(at, node)| Stamp { at, node })
+                    .collect(),
                 draws: log.draws,
                 ops: log.op_starts,
             }
@@ -445,18 +477,27 @@ impl<'a> Shrinker<'a> {
 struct Run {
     outcome: Outcome,
     draws: Vec<Draw>,
-    /// The virtual time each draw was made at.
-    times: Vec<u64>,
+    /// When, and for which node, each draw was made.
+    stamps: Vec<Stamp>,
     /// Index into `draws` where each operation started.
     ops: Vec<usize>,
+}
+
+/// When a draw was made, and for which node ([`crate::choice::Source::mark_node`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    /// Virtual time, in nanoseconds.
+    at: u64,
+    /// The node whose task drew it; `None` for the run loop's and the set-up's draws.
+    node: Option<u32>,
 }
 
 /// The best input so far: what a run actually drew, and its encoding.
 #[derive(Clone)]
 struct Candidate {
     draws: Vec<Draw>,
-    /// The virtual time each draw was made at.
-    times: Vec<u64>,
+    /// When, and for which node, each draw was made.
+    stamps: Vec<Stamp>,
     ops: Vec<usize>,
     bytes: Vec<u8>,
     history_hash: u64,
@@ -469,7 +510,7 @@ impl Candidate {
         let bytes = encode(&run.draws);
         Candidate {
             draws: run.draws,
-            times: run.times,
+            stamps: run.stamps,
             ops: run.ops,
             bytes,
             history_hash: run.outcome.history_hash,
@@ -538,22 +579,35 @@ impl Search<'_, '_> {
         self.keep(run)
     }
 
-    /// Runs `intended` (an edit of the best's draws, `times` saying when each was made) on
+    /// Runs `intended` (an edit of the best's draws, `stamps` saying when each was made) on
     /// the source that answers each draw with the intended draw of its label made at the
     /// same instant ([`Keyed`]); keeps the run if it fails the same way. With `smaller_only`
     /// the edit must encode smaller than the best to be run at all (an edit that moves a
     /// decision need not); either way what the run drew must, to be kept. Returns true when
     /// the best changed.
-    fn attempt_keyed(&mut self, intended: &[Draw], times: &[u64], smaller_only: bool) -> bool {
-        debug_assert_eq!(intended.len(), times.len(), "one time per intended draw");
+    fn attempt_keyed(&mut self, intended: &[Draw], stamps: &[Stamp], smaller_only: bool) -> bool {
+        debug_assert_eq!(intended.len(), stamps.len(), "one stamp per intended draw");
         if !self.worth_running(&encode(intended), smaller_only) {
             return false;
         }
-        let run = self.shrinker.execute_on(
-            || Box::new(Keyed::new(intended, times)),
-            Some(self.budget_steps),
-        );
-        self.keep(run)
+        // Matched per node first; if that does not keep the failure, per label alone (see
+        // "Keyed edits" in the module docs), as a second run.
+        for keying in [Keying::ByNode, Keying::ByLabel] {
+            if keying == Keying::ByLabel {
+                if self.exhausted() {
+                    return false;
+                }
+                self.runs += 1;
+            }
+            let run = self.shrinker.execute_on(
+                || Box::new(Keyed::new(intended, stamps, keying)),
+                Some(self.budget_steps),
+            );
+            if self.keep(run) {
+                return true;
+            }
+        }
+        false
     }
 
     /// True, counting a run, when a candidate encoding as `bytes` is to be run: budget left,
@@ -569,17 +623,17 @@ impl Search<'_, '_> {
         true
     }
 
-    /// The best's draws and times without those `deleted` flags.
-    fn without(&self, deleted: &[bool]) -> (Vec<Draw>, Vec<u64>) {
+    /// The best's draws and stamps without those `deleted` flags.
+    fn without(&self, deleted: &[bool]) -> (Vec<Draw>, Vec<Stamp>) {
         let mut draws = Vec::with_capacity(self.best.draws.len());
-        let mut times = Vec::with_capacity(self.best.draws.len());
-        for ((draw, &time), &gone) in self.best.draws.iter().zip(&self.best.times).zip(deleted) {
+        let mut stamps = Vec::with_capacity(self.best.draws.len());
+        for ((draw, &stamp), &gone) in self.best.draws.iter().zip(&self.best.stamps).zip(deleted) {
             if !gone {
                 draws.push(draw.clone());
-                times.push(time);
+                stamps.push(stamp);
             }
         }
-        (draws, times)
+        (draws, stamps)
     }
 
     /// Keeps `run` as the best if it fails the same way, is smaller, and has no more events
@@ -875,14 +929,14 @@ impl Search<'_, '_> {
             if deleted[j] || value < fewer_by {
                 continue;
             }
-            let (mut fewer, times) = self.without(&deleted);
+            let (mut fewer, stamps) = self.without(&deleted);
             // The count's index among the draws that stay.
             let at = j - deleted[..j].iter().filter(|&&gone| gone).count();
             fewer[at].value = DrawValue::Int {
                 bound,
                 value: value - fewer_by,
             };
-            if self.attempt_keyed(&fewer, &times, true) {
+            if self.attempt_keyed(&fewer, &stamps, true) {
                 return true;
             }
         }
@@ -911,8 +965,8 @@ impl Search<'_, '_> {
                 for &j in events.iter().skip(i).take(k) {
                     intended[j].value = DrawValue::Event { fired: false };
                 }
-                let times = self.best.times.clone();
-                if !self.attempt_keyed(&intended, &times, true) {
+                let stamps = self.best.stamps.clone();
+                if !self.attempt_keyed(&intended, &stamps, true) {
                     i += k;
                 }
             }
@@ -952,12 +1006,13 @@ impl Search<'_, '_> {
             |best, i| {
                 (0..i)
                     .filter(|&j| {
-                        best.draws[j].label == best.draws[i].label && best.times[j] < best.times[i]
+                        best.draws[j].label == best.draws[i].label
+                            && best.stamps[j].at < best.stamps[i].at
                     })
                     .collect()
             },
             |search, i, to| {
-                let (from, until) = (search.best.times[to], search.best.times[i]);
+                let (from, until) = (search.best.stamps[to].at, search.best.stamps[i].at);
                 search.cut_time(from, until)
             },
         );
@@ -994,30 +1049,33 @@ impl Search<'_, '_> {
     fn cut_time(&mut self, from: u64, to: u64) -> bool {
         let shift = to - from;
         let mut intended = Vec::with_capacity(self.best.draws.len());
-        let mut times = Vec::with_capacity(self.best.draws.len());
-        for (draw, &at) in self.best.draws.iter().zip(&self.best.times) {
-            if at < from {
+        let mut stamps = Vec::with_capacity(self.best.draws.len());
+        for (draw, &stamp) in self.best.draws.iter().zip(&self.best.stamps) {
+            if stamp.at < from {
                 intended.push(draw.clone());
-                times.push(at);
-            } else if at >= to {
+                stamps.push(stamp);
+            } else if stamp.at >= to {
                 intended.push(draw.clone());
-                times.push(at - shift);
+                stamps.push(Stamp {
+                    at: stamp.at - shift,
+                    ..stamp
+                });
             }
         }
-        self.attempt_keyed(&intended, &times, true)
+        self.attempt_keyed(&intended, &stamps, true)
     }
 
     /// Fires the event draw `to` (earlier than `from`, of the same label) in place of
     /// `from`, with `from`'s parameters moved along; keyed. True when that became the best.
     fn move_fault(&mut self, from: usize, to: usize) -> bool {
-        let (draws, times) = (&self.best.draws, &self.best.times);
+        let (draws, stamps) = (&self.best.draws, &self.best.stamps);
         let mut end = from + 1;
-        while end < draws.len() && times[end] == times[from] && is_fault_parameter(&draws[end]) {
+        while end < draws.len() && stamps[end] == stamps[from] && is_fault_parameter(&draws[end]) {
             end += 1;
         }
         let mut intended: Vec<Draw> = Vec::with_capacity(draws.len());
-        let mut intended_times: Vec<u64> = Vec::with_capacity(draws.len());
-        for (j, (draw, &at)) in draws.iter().zip(times).enumerate() {
+        let mut intended_stamps: Vec<Stamp> = Vec::with_capacity(draws.len());
+        for (j, (draw, &stamp)) in draws.iter().zip(stamps).enumerate() {
             if j > from && j < end {
                 // A parameter of the moved fault: drawn where it now fires.
                 continue;
@@ -1027,13 +1085,13 @@ impl Search<'_, '_> {
                 draw.value = DrawValue::Event { fired: j == to };
             }
             intended.push(draw);
-            intended_times.push(at);
+            intended_stamps.push(stamp);
             if j == to {
                 intended.extend_from_slice(&draws[from + 1..end]);
-                intended_times.extend(std::iter::repeat_n(at, end - from - 1));
+                intended_stamps.extend(std::iter::repeat_n(stamp, end - from - 1));
             }
         }
-        self.attempt_keyed(&intended, &intended_times, false)
+        self.attempt_keyed(&intended, &intended_stamps, false)
     }
 
     /// Lowers every operation count, keyed (each client's last operations go, every other
@@ -1059,8 +1117,8 @@ impl Search<'_, '_> {
             {
                 let mut intended = self.best.draws.clone();
                 zero(&mut intended[i]);
-                let times = self.best.times.clone();
-                self.attempt_keyed(&intended, &times, true);
+                let stamps = self.best.stamps.clone();
+                self.attempt_keyed(&intended, &stamps, true);
             }
             i += 1;
         }
@@ -1076,8 +1134,8 @@ impl Search<'_, '_> {
             if let DrawValue::Int { value, .. } = &mut draws[i].value {
                 *value = v;
             }
-            let times = search.best.times.clone();
-            search.attempt_keyed(&draws, &times, true)
+            let stamps = search.best.stamps.clone();
+            search.attempt_keyed(&draws, &stamps, true)
         };
         if value == 0 || try_value(self, 0) {
             return;
@@ -1343,37 +1401,67 @@ fn zero(draw: &mut Draw) {
 }
 
 /// The source a keyed candidate runs on ([`Search::attempt_keyed`]): it answers each draw
-/// with the value of the intended draw of the same label made at the same instant of virtual
-/// time (the next unused one: draws of one label at one instant keep their order), and with
-/// the default, zero, a draw the intended run did not make then. A draw the edit removed so
-/// leaves every other draw of its lane with the decision it made, and a draw the edit added
-/// takes nobody's value: the rest of the run does not move. (Under [`crate::choice::Bytes`]
-/// a draw is a position in its lane's stream, and every later draw of the lane would read
-/// its neighbour's bytes.)
+/// with the value of the intended draw of the same label, made for the same node
+/// ([`Stamp::node`]; with [`Keying::ByLabel`], for any node) at the same instant of virtual time (the next unused one: draws of one
+/// label at one instant keep their order), and with the default, zero, a draw the intended
+/// run did not make then. A draw the edit removed so leaves every other draw of its lane
+/// with the decision it made, and a draw the edit added takes nobody's value: the rest of
+/// the run does not move. (Under [`crate::choice::Bytes`] a draw is a position in its lane's
+/// stream, and every later draw of the lane would read its neighbour's bytes.)
 ///
 /// Two exceptions, each for a kind of draw whose meaning an instant does not carry:
 ///
-/// * **Workload** choices ([`Lane::Workload`]) are read in order, whenever they are drawn: a
-///   client's next operation is its next operation, even if an edit made it start sooner.
+/// * **Workload** choices ([`Lane::Workload`]) follow their node: a workload draw takes its
+///   node's intended draw of the same label at this instant if there is one, else its node's
+///   first unused one (with [`Keying::ByLabel`]: the label's next, in order). A client's next operation is its next operation, even if an edit made
+///   it start sooner, and not another client's; a replica's election timeout drawn when it
+///   was drawn before keeps its value, and one drawn at a moment the edit moved takes that
+///   replica's next timeout (not the minimum, which would give every replica the same one).
 /// * A **fault** is not lost with the draw it was made at: a fired event whose instant passed
-///   without a draw of its label fires at the next draw of its label, and the parameters it
-///   drew (the faults-lane draws right after it, at its instant) go with it.
+///   without a draw of its label fires at the next draw of its label for its node, and the
+///   parameters it drew (the faults-lane draws right after it, at its instant) go with it.
 ///
 /// The recording of a keyed run is a plain draw log: encoded, it replays under `Bytes`.
 struct Keyed {
-    /// Per label, its intended draws.
-    queues: std::collections::BTreeMap<String, LabelQueue>,
+    /// Per label, then per node, its intended draws.
+    queues: BTreeMap<String, BTreeMap<Option<u32>, LabelQueue>>,
     /// The parameters of a fault that fired late, for the draws right after it.
     parameters: Vec<(String, DrawValue)>,
     now_ns: u64,
+    /// The node the draws are being made for ([`crate::choice::Source::mark_node`]).
+    node: Option<u32>,
+    keying: Keying,
 }
 
-/// The intended draws of one label, in order, and how many were passed.
+/// How [`Keyed`] matches a draw with an intended one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Keying {
+    /// By label and node; a workload draw takes its node's draw of this instant, else its
+    /// node's next.
+    ByNode,
+    /// By label alone; workload draws in order, whichever node makes them.
+    ByLabel,
+}
+
+impl Keying {
+    /// The node a draw of `node` is queued under.
+    fn node(self, node: Option<u32>) -> Option<u32> {
+        match self {
+            Keying::ByNode => node,
+            Keying::ByLabel => None,
+        }
+    }
+}
+
+/// The intended draws of one label for one node, in order, and how far they were used.
 struct LabelQueue {
     draws: Vec<Intended>,
+    /// The first draw neither passed nor taken.
     head: usize,
-    /// A workload label: read in order, not by instant.
-    in_order: bool,
+    /// Which draws were taken: a workload draw may take one past others still unused.
+    used: Vec<bool>,
+    /// A workload label (read as the node's next, see [`Keyed`]).
+    workload: bool,
 }
 
 /// One intended draw, as [`Keyed`] reads it.
@@ -1385,37 +1473,42 @@ struct Intended {
 }
 
 impl Keyed {
-    fn new(intended: &[Draw], times: &[u64]) -> Keyed {
-        let mut queues: std::collections::BTreeMap<String, LabelQueue> = Default::default();
-        for (i, (draw, &at)) in intended.iter().zip(times).enumerate() {
+    fn new(intended: &[Draw], stamps: &[Stamp], keying: Keying) -> Keyed {
+        let mut queues: BTreeMap<String, BTreeMap<Option<u32>, LabelQueue>> = BTreeMap::new();
+        for (i, (draw, &stamp)) in intended.iter().zip(stamps).enumerate() {
             let parameters = if draw.value == (DrawValue::Event { fired: true }) {
                 intended[i + 1..]
                     .iter()
-                    .zip(&times[i + 1..])
-                    .take_while(|&(p, &p_at)| p_at == at && is_fault_parameter(p))
+                    .zip(&stamps[i + 1..])
+                    .take_while(|&(p, p_at)| p_at.at == stamp.at && is_fault_parameter(p))
                     .map(|(p, _)| (p.label.clone(), p.value.clone()))
                     .collect()
             } else {
                 Vec::new()
             };
-            queues
+            let queue = queues
                 .entry(draw.label.clone())
+                .or_default()
+                .entry(keying.node(stamp.node))
                 .or_insert_with(|| LabelQueue {
                     draws: Vec::new(),
                     head: 0,
-                    in_order: Lane::of(&draw.label) == Lane::Workload,
-                })
-                .draws
-                .push(Intended {
-                    time_ns: at,
-                    value: draw.value.clone(),
-                    parameters,
+                    used: Vec::new(),
+                    workload: Lane::of(&draw.label) == Lane::Workload,
                 });
+            queue.draws.push(Intended {
+                time_ns: stamp.at,
+                value: draw.value.clone(),
+                parameters,
+            });
+            queue.used.push(false);
         }
         Keyed {
             queues,
             parameters: Vec::new(),
             now_ns: 0,
+            node: None,
+            keying,
         }
     }
 
@@ -1424,16 +1517,26 @@ impl Keyed {
         if let Some(k) = self.parameters.iter().position(|(l, _)| l == label) {
             return Some(self.parameters.remove(k).1);
         }
-        let queue = self.queues.get_mut(label)?;
-        if queue.in_order {
-            let next = queue.draws.get(queue.head)?;
-            queue.head += 1;
-            return Some(next.value.clone());
+        let now_ns = self.now_ns;
+        let keying = self.keying;
+        let queue = self
+            .queues
+            .get_mut(label)?
+            .get_mut(&keying.node(self.node))?;
+        if queue.workload {
+            return match keying {
+                Keying::ByNode => queue.take_workload(now_ns),
+                Keying::ByLabel => {
+                    let next = queue.draws.get(queue.head)?;
+                    queue.head += 1;
+                    Some(next.value.clone())
+                }
+            };
         }
         // Draws of instants gone by were not made this time; a fault among them is overdue.
         let mut overdue = None;
         while let Some(past) = queue.draws.get(queue.head) {
-            if past.time_ns >= self.now_ns {
+            if past.time_ns >= now_ns {
                 break;
             }
             if overdue.is_none() && past.value == (DrawValue::Event { fired: true }) {
@@ -1446,11 +1549,30 @@ impl Keyed {
             return Some(DrawValue::Event { fired: true });
         }
         let next = queue.draws.get(queue.head)?;
-        if next.time_ns > self.now_ns {
+        if next.time_ns > now_ns {
             return None;
         }
         queue.head += 1;
         Some(next.value.clone())
+    }
+}
+
+impl LabelQueue {
+    /// A workload draw at `now_ns`: the unused intended draw of this instant, else the first
+    /// unused one.
+    fn take_workload(&mut self, now_ns: u64) -> Option<DrawValue> {
+        let at_now = (self.head..self.draws.len())
+            .take_while(|&j| self.draws[j].time_ns <= now_ns)
+            .find(|&j| !self.used[j] && self.draws[j].time_ns == now_ns);
+        let j = at_now.unwrap_or(self.head);
+        if j >= self.draws.len() {
+            return None;
+        }
+        self.used[j] = true;
+        while self.head < self.draws.len() && self.used[self.head] {
+            self.head += 1;
+        }
+        Some(self.draws[j].value.clone())
     }
 }
 
@@ -1495,6 +1617,10 @@ impl crate::choice::Source for Keyed {
         self.parameters.clear();
         self.now_ns = now_ns;
     }
+
+    fn mark_node(&mut self, node: Option<u32>) {
+        self.node = node;
+    }
 }
 
 #[cfg(test)]
@@ -1507,6 +1633,11 @@ mod tests {
             label: label.to_string(),
             value: DrawValue::Int { bound, value },
         }
+    }
+
+    /// Stamps at these times, for no node.
+    fn stamps(times: &[u64]) -> Vec<Stamp> {
+        times.iter().map(|&at| Stamp { at, node: None }).collect()
     }
 
     fn event(label: &str, fired: bool) -> Draw {
@@ -1528,7 +1659,11 @@ mod tests {
         ];
         let times = [0, 10, 10, 20];
         // The run no longer makes the first draw at 10 (its message is gone).
-        let mut keyed = Keyed::new(&[&intended[..1], &intended[2..]].concat(), &[0, 10, 20]);
+        let mut keyed = Keyed::new(
+            &[&intended[..1], &intended[2..]].concat(),
+            &stamps(&[0, 10, 20]),
+            Keying::ByNode,
+        );
         assert_eq!(keyed.below("net.jitter_ms", 10), 3);
         keyed.mark_time(10);
         assert_eq!(keyed.below("net.jitter_ms", 10), 5);
@@ -1541,7 +1676,7 @@ mod tests {
             "the draw at 20 kept its value"
         );
         // Unlike a lane read by position, where every later draw takes its predecessor's.
-        let mut full = Keyed::new(&intended, &times);
+        let mut full = Keyed::new(&intended, &stamps(&times), Keying::ByNode);
         full.mark_time(10);
         assert_eq!(
             full.below("net.jitter_ms", 10),
@@ -1553,6 +1688,68 @@ mod tests {
         full.mark_time(20);
         assert_eq!(full.below("net.jitter_ms", 4), 3);
         assert_eq!(full.below("net.link.latency_ms", 10), 0);
+    }
+
+    fn stamped(times: &[(u64, Option<u32>)]) -> Vec<Stamp> {
+        times.iter().map(|&(at, node)| Stamp { at, node }).collect()
+    }
+
+    /// Keyed by node, one client's deleted operation leaves the other's choices with it, and
+    /// a workload draw made at its instant keeps its value while one made at a moment the
+    /// edit moved takes its node's next (not the default).
+    #[test]
+    fn workload_draws_follow_their_node() {
+        // Clients 5 and 6 each draw two keys; client 5's first operation is deleted.
+        let intended = [
+            int("raft.key", 3, 2),
+            int("raft.key", 3, 1),
+            int("raft.key", 3, 2),
+        ];
+        let at = stamped(&[(0, Some(6)), (100, Some(5)), (100, Some(6))]);
+        let mut by_node = Keyed::new(&intended, &at, Keying::ByNode);
+        let mut by_label = Keyed::new(&intended, &at, Keying::ByLabel);
+        // Client 5's second operation now starts at 0, before client 6's first.
+        for keyed in [&mut by_node, &mut by_label] {
+            keyed.mark_node(Some(5));
+        }
+        assert_eq!(by_node.below("raft.key", 3), 1, "client 5's own next key");
+        assert_eq!(by_label.below("raft.key", 3), 2, "by label: client 6's key");
+        by_node.mark_node(Some(6));
+        assert_eq!(by_node.below("raft.key", 3), 2);
+        by_node.mark_time(100);
+        assert_eq!(by_node.below("raft.key", 3), 2, "client 6 keeps its keys");
+        // A replica's timeouts: the one drawn at its instant keeps its value, one drawn at a
+        // moment no intended draw was made takes the replica's next unused one.
+        let timeouts = [
+            int("raft.election_ms", 151, 40),
+            int("raft.election_ms", 151, 90),
+            int("raft.election_ms", 151, 7),
+        ];
+        let at = stamped(&[(0, Some(1)), (50, Some(1)), (80, Some(1))]);
+        let mut keyed = Keyed::new(&timeouts, &at, Keying::ByNode);
+        keyed.mark_node(Some(1));
+        keyed.mark_time(50);
+        assert_eq!(
+            keyed.below("raft.election_ms", 151),
+            90,
+            "its instant's value"
+        );
+        keyed.mark_time(60);
+        assert_eq!(
+            keyed.below("raft.election_ms", 151),
+            40,
+            "its first unused one"
+        );
+        keyed.mark_time(70);
+        assert_eq!(keyed.below("raft.election_ms", 151), 7);
+        assert_eq!(
+            keyed.below("raft.election_ms", 151),
+            0,
+            "none left: the default"
+        );
+        // Another node's draws are not this one's.
+        keyed.mark_node(Some(2));
+        assert_eq!(keyed.below("raft.election_ms", 151), 0);
     }
 
     /// A fired fault whose draw is not made at its instant fires at the next draw of its
@@ -1568,7 +1765,7 @@ mod tests {
             int("raft.key", 3, 2),
         ];
         let times = [0, 100, 100, 100, 100, 150];
-        let mut keyed = Keyed::new(&intended, &times);
+        let mut keyed = Keyed::new(&intended, &stamps(&times), Keying::ByNode);
         keyed.mark_time(0);
         assert!(!keyed.chance("nemesis.crash", 1, 1000));
         // No tick at 100 this time; the next one is at 130.

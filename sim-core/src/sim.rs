@@ -424,6 +424,8 @@ impl World {
             return Next::OutOfSteps;
         }
         self.exec.drain_wakes();
+        // Whatever this move draws before a task is polled, the run loop draws.
+        self.source.mark_node(None);
         let now = self.clock.now_ns();
         // Only look closer (skipping cancelled timers) when something may be due now; most
         // moves just poll a ready task.
@@ -439,6 +441,7 @@ impl World {
             let index = self.sched.pick(&self.exec.view(), &mut self.source);
             let (task, future) = self.exec.take(index);
             let node = self.exec.node_of(task);
+            self.source.mark_node(Some(node));
             self.record(Some(node), EventKind::Step { task }, || {
                 format!("task {task}")
             });

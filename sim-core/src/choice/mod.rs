@@ -115,6 +115,13 @@ pub trait Source {
     /// when each was made, so that a shrinker can match the draws of two runs by when they
     /// happened; the default does nothing.
     fn mark_time(&mut self, _now_ns: u64) {}
+
+    /// Told which node the draws from here on are made for: `Some(id)` while a task of node
+    /// `id` is polled, `None` for the run loop's own draws (scheduling, ties, firing timers
+    /// and deliveries). It consumes nothing and changes no draw. A source that logs draws may
+    /// note it, so that a shrinker can tell one client's decisions from another's; the
+    /// default does nothing.
+    fn mark_node(&mut self, _node: Option<u32>) {}
 }
 
 /// The typed draws every [`Source`] offers: integers, probabilities, picks, `Arbitrary` values.
@@ -295,6 +302,9 @@ pub struct DrawLog {
     /// `(index, now_ns)`: the draws from `index` on were made at virtual time `now_ns` (until
     /// the next entry); one entry per advance of the clock, none before the first (time 0).
     pub time_marks: Vec<(usize, u64)>,
+    /// `(index, node)`: the draws from `index` on were made for `node` (until the next entry;
+    /// see [`Source::mark_node`]); none before the first (the run's set-up, no node).
+    pub node_marks: Vec<(usize, Option<u32>)>,
 }
 
 impl DrawLog {
@@ -310,6 +320,20 @@ impl DrawLog {
             times.push(now_ns);
         }
         times
+    }
+
+    /// The node each draw was made for (from [`DrawLog::node_marks`]).
+    pub fn draw_nodes(&self) -> Vec<Option<u32>> {
+        let mut nodes = Vec::with_capacity(self.draws.len());
+        let mut node = None;
+        let mut marks = self.node_marks.iter().peekable();
+        for i in 0..self.draws.len() {
+            while let Some(&(_, n)) = marks.next_if(|&&(from, _)| from <= i) {
+                node = n;
+            }
+            nodes.push(node);
+        }
+        nodes
     }
 }
 
@@ -442,6 +466,21 @@ impl<S: Source> Source for Recorder<S> {
         drop(log);
         self.inner.mark_time(now_ns)
     }
+
+    fn mark_node(&mut self, node: Option<u32>) {
+        let mut log = self.log.borrow_mut();
+        let at = log.draws.len();
+        // Only a change is noted, and of several between two draws only the last.
+        let current = log.node_marks.last().and_then(|&(_, n)| n);
+        if current != node {
+            match log.node_marks.last_mut() {
+                Some(last) if last.0 == at => last.1 = node,
+                _ => log.node_marks.push((at, node)),
+            }
+        }
+        drop(log);
+        self.inner.mark_node(node)
+    }
 }
 
 impl<S: Source + ?Sized> Source for Box<S> {
@@ -465,6 +504,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn mark_time(&mut self, now_ns: u64) {
         (**self).mark_time(now_ns)
+    }
+    fn mark_node(&mut self, node: Option<u32>) {
+        (**self).mark_node(node)
     }
 }
 
@@ -569,6 +611,14 @@ impl Source for RunSource {
             s.mark_time(now_ns)
         }
     }
+
+    #[inline]
+    fn mark_node(&mut self, node: Option<u32>) {
+        // Only a logging source notes the node: the built-in ones do nothing.
+        if let RunSource::Other(s) = self {
+            s.mark_node(node)
+        }
+    }
 }
 
 impl fmt::Display for Input {
@@ -666,6 +716,30 @@ mod tests {
         assert_eq!(drawn, want, "marking time draws nothing");
         assert_eq!(log.borrow().draw_times_ns(), [0, 0, 5, 8, 8]);
         assert_eq!(log.borrow().time_marks, [(2, 5), (3, 8)]);
+    }
+
+    #[test]
+    fn recorder_names_the_node_of_each_draw() {
+        let mut recorder = Recorder::new(Seeded::new(3));
+        let mut plain = Seeded::new(3);
+        let log = recorder.log();
+        let mut drawn = vec![recorder.below("x", 100)];
+        recorder.mark_node(Some(2));
+        drawn.push(recorder.below("x", 100));
+        // The same node again is no change; two changes with no draw between: the later.
+        recorder.mark_node(Some(2));
+        recorder.mark_node(None);
+        recorder.mark_node(Some(1));
+        drawn.push(recorder.below("x", 100));
+        recorder.mark_node(None);
+        drawn.push(recorder.below("x", 100));
+        let want: Vec<u64> = (0..4).map(|_| plain.below("x", 100)).collect();
+        assert_eq!(drawn, want, "marking the node draws nothing");
+        assert_eq!(log.borrow().draw_nodes(), [None, Some(2), Some(1), None]);
+        assert_eq!(
+            log.borrow().node_marks,
+            [(1, Some(2)), (2, Some(1)), (3, None)]
+        );
     }
 
     #[test]
