@@ -982,7 +982,7 @@ mod tests {
     #[test]
     fn the_archive_keeps_the_first_reacher_of_each_state_and_sheds_common_states_first() {
         let mut observed = Observed::default();
-        let mut offer = |observed: &mut Observed, input: &[u8], hits: &[(u32, u32)]| {
+        let offer = |observed: &mut Observed, input: &[u8], hits: &[(u32, u32)]| {
             for &(feature, _) in hits {
                 *observed.runs_reaching.entry(feature).or_insert(0) += 1;
             }
