@@ -9,8 +9,10 @@
 #    lane-aware mutator (SIM_MUTATOR, default `lanes`), SIM_SIGNAL (default: the harness's),
 #    inputs up to 4x the longest seed input, no length ramp (-len_control=0), libFuzzer's
 #    vanilla corpus schedule (-entropic=0: as many executions to a bug, 1.7-2.9x less time),
-#    libFuzzer seed RUN (default 1), its corpus in memory and no status line per new entry,
-#    until the first crash or BUDGET_SECONDS (default 120).
+#    no mutations from its comparison tables (-use_cmp=0: they are keyed by code address, so
+#    with them any rebuild that moves code runs another search), libFuzzer seed RUN (default
+#    1), its corpus in memory and no status line per new entry, until the first crash or
+#    BUDGET_SECONDS (default 120).
 # 3. A failing input is kept in fuzz/artifacts/TARGET/ (where `cargo fuzz run` puts its own),
 #    and stderr names it with the `sim replay` line that shows its trace.
 #
@@ -19,12 +21,15 @@
 # HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead; FUZZ_BUILD_ARGS are the extra
 # `cargo fuzz build` flags (default "--no-trace-compares": comparison tracing cost a third of
 # the run time and found nothing the lane mutator does not; set it empty for cargo fuzz's own
-# default build); HUNT_BUILD=0 skips the build; HUNT_BIN runs that target binary instead (a
-# build of your own, e.g. without code coverage; implies HUNT_BUILD=0); HUNT_FUZZ_ARGS are
-# extra libFuzzer flags (they come last and win, e.g. -entropic=1).
+# default build); HUNT_RUSTFLAGS are added to cargo fuzz's RUSTFLAGS (default edge coverage
+# without indirect-call tracing, -sanitizer-coverage-level=3: libFuzzer reads those traces
+# only with -use_value_profile, and they cost 7% of a raft-kv run); HUNT_BUILD=0 skips the
+# build; HUNT_BIN runs that target binary instead (a build of your own, e.g. without code
+# coverage; implies HUNT_BUILD=0); HUNT_FUZZ_ARGS are extra libFuzzer flags (they come last
+# and win, e.g. -entropic=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,24p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,29p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}
@@ -33,7 +38,8 @@ sim=target/release/sim
 bin=${HUNT_BIN:-fuzz/target/x86_64-unknown-linux-gnu/release/$target}
 if [ "${HUNT_BUILD:-1}" = 1 ] && [ -z "${HUNT_BIN:-}" ]; then
     cargo build --release -q -p systems --bin sim
-    (cd fuzz && cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target") >&2
+    (cd fuzz && RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
+        cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target") >&2
 fi
 [ -x "$bin" ] || { echo "error: $bin not built; run: (cd fuzz && cargo fuzz build -s none $target)" >&2; exit 2; }
 # Seed inputs and crashes are written to memory (/dev/shm) where it exists.
@@ -72,7 +78,7 @@ if [ -n "$(ls -A "$work/corpus")" ]; then
     corpus_args=(-seed_inputs="@$work/seeds.list")
 fi
 SIM_BUG=$bug "$bin" "${corpus_args[@]}" -seed="$run" -max_total_time="$budget" -max_len="$max_len" \
-    -len_control=0 -entropic=0 -verbosity=0 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+    -len_control=0 -entropic=0 -use_cmp=0 -verbosity=0 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
     ${HUNT_FUZZ_ARGS:-} >"$work/fuzz.log" 2>&1 || true
 end=$(date +%s%N)
 fuzz_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -1)
