@@ -23,10 +23,8 @@ bugs=${BUGS:-raft-kv/ack-before-fsync raft-kv/vote-not-persisted raft-kv/commit-
 parallel=${PARALLEL:-1}
 sweep_budget=${SWEEP_BUDGET:-3000000}
 fuzz_budget=${FUZZ_BUDGET_S:-120}
-cargo build --release -q -p systems --bin sim
 for bug in $bugs; do
-    (cd fuzz && RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
-        cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$(t=${bug%%/*}; [ "$t" = two-pc ] && echo sim_target || echo "${t//-/_}")") >&2
+    scripts/hunt-build.sh "$(t=${bug%%/*}; [ "$t" = two-pc ] && echo sim_target || echo "${t//-/_}")"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 seconds_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }

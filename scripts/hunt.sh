@@ -18,18 +18,14 @@
 #
 # Every execution counts: the seed runs and libFuzzer's (its initial pass over the corpus
 # included). The last line is `found=0|1 execs=N wall_s=S`; wall_s excludes the build.
-# HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead; FUZZ_BUILD_ARGS are the extra
-# `cargo fuzz build` flags (default "--no-trace-compares": comparison tracing cost a third of
-# the run time and found nothing the lane mutator does not; set it empty for cargo fuzz's own
-# default build); HUNT_RUSTFLAGS are added to cargo fuzz's RUSTFLAGS (default edge coverage
-# without indirect-call tracing, -sanitizer-coverage-level=3: libFuzzer reads those traces
-# only with -use_value_profile, and they cost 7% of a raft-kv run); HUNT_BUILD=0 skips the
-# build; HUNT_BIN runs that target binary instead (a build of your own, e.g. without code
+# HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead; the build is
+# scripts/hunt-build.sh's (FUZZ_BUILD_ARGS and HUNT_RUSTFLAGS are its settings); HUNT_BUILD=0
+# skips it; HUNT_BIN runs that target binary instead (a build of your own, e.g. without code
 # coverage; implies HUNT_BUILD=0); HUNT_FUZZ_ARGS are extra libFuzzer flags (they come last
 # and win, e.g. -entropic=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,29p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,26p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}
@@ -37,11 +33,9 @@ target=${system//-/_}
 sim=target/release/sim
 bin=${HUNT_BIN:-fuzz/target/x86_64-unknown-linux-gnu/release/$target}
 if [ "${HUNT_BUILD:-1}" = 1 ] && [ -z "${HUNT_BIN:-}" ]; then
-    cargo build --release -q -p systems --bin sim
-    (cd fuzz && RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
-        cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target") >&2
+    scripts/hunt-build.sh "$target"
 fi
-[ -x "$bin" ] || { echo "error: $bin not built; run: (cd fuzz && cargo fuzz build -s none $target)" >&2; exit 2; }
+[ -x "$bin" ] || { echo "error: $bin not built; run: scripts/hunt-build.sh $target" >&2; exit 2; }
 # Seed inputs and crashes are written to memory (/dev/shm) where it exists.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then work=$(mktemp -d -p /dev/shm); else work=$(mktemp -d); fi
 trap 'rm -rf "$work"' EXIT
