@@ -24,7 +24,7 @@ parallel=${PARALLEL:-1}
 sweep_budget=${SWEEP_BUDGET:-3000000}
 fuzz_budget=${FUZZ_BUDGET_S:-120}
 for bug in $bugs; do
-    scripts/hunt-build.sh "$(t=${bug%%/*}; [ "$t" = two-pc ] && echo sim_target || echo "${t//-/_}")"
+    scripts/hunt-build.sh "$(t=${bug%%/*}; [ "$t" = two-pc ] && echo sim_target || echo "${t//-/_}")" >/dev/null
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 seconds_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }

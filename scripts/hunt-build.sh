@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
 # Build what a hunt runs, with the hunt's settings: the `sim` binary and one fuzz target.
 #
-#   scripts/hunt-build.sh TARGET      e.g. scripts/hunt-build.sh raft_kv
+#   scripts/hunt-build.sh TARGET           build, then print the target binary's path
+#   scripts/hunt-build.sh --path TARGET    only print that path
 #
 # The one place these flags live; scripts/hunt.sh and scripts/deep-bench.sh call it.
-# FUZZ_BUILD_ARGS are the extra `cargo fuzz build` flags (default "--no-trace-compares":
-# comparison tracing cost a third of the run time and found nothing the lane mutator does
-# not; set it empty for cargo fuzz's own default build). HUNT_RUSTFLAGS are added to cargo
-# fuzz's RUSTFLAGS (default edge coverage without indirect-call tracing,
-# -sanitizer-coverage-level=3: libFuzzer reads those traces only with -use_value_profile,
-# and they cost about 7% of a raft-kv run). Build output goes to stderr.
+# HUNT_COVERAGE_CRATES are the crates with code coverage (default "all", cargo fuzz's
+# whole-program coverage; e.g. "systems TARGET" instruments only the system under test and
+# its harness, and sim-core, the mutator and third-party code run uninstrumented, through
+# scripts/rustc-sut-coverage.sh: measured in fuzz/README.md, not the default). The system's
+# abstract state and labels reach libFuzzer either way, through sim-core's own counters. FUZZ_BUILD_ARGS are the extra `cargo fuzz build` flags (default
+# "--no-trace-compares": comparison tracing cost a third of the run time and found nothing
+# the lane mutator does not; set it empty for cargo fuzz's own default build).
+# HUNT_RUSTFLAGS are added to cargo fuzz's RUSTFLAGS (default edge coverage without
+# indirect-call tracing, -sanitizer-coverage-level=3: libFuzzer reads those traces only with
+# -use_value_profile, and they cost about 7% of a raft-kv run). Each coverage choice builds
+# into its own directory under fuzz/target/ (cargo does not see the wrapper's crate list, so
+# a shared one could hand back another choice's objects). Build output goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -eq 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
-cargo build --release -q -p systems --bin sim >&2
-(cd fuzz && RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
-    cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$1") >&2
+only_path=0
+[ "${1:-}" = --path ] && { only_path=1; shift; }
+[ $# -eq 1 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
+target=$1
+crates=${HUNT_COVERAGE_CRATES:-all}
+target_dir=fuzz/target/hunt-$(tr ' ' '-' <<<"$crates")
+bin=$target_dir/x86_64-unknown-linux-gnu/release/$target
+if [ "$only_path" = 0 ]; then
+    cargo build --release -q -p systems --bin sim >&2
+    wrapper=()
+    [ "$crates" = all ] || wrapper=(env RUSTC_WRAPPER="$PWD/scripts/rustc-sut-coverage.sh" SUT_CRATES="$crates")
+    (cd fuzz && "${wrapper[@]}" env RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
+        cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target" --target-dir "../$target_dir") >&2
+fi
+echo "$bin"

@@ -19,21 +19,24 @@
 # Every execution counts: the seed runs and libFuzzer's (its initial pass over the corpus
 # included). The last line is `found=0|1 execs=N wall_s=S`; wall_s excludes the build.
 # HUNT_SEEDS=0 starts libFuzzer from an empty corpus instead; the build is
-# scripts/hunt-build.sh's (FUZZ_BUILD_ARGS and HUNT_RUSTFLAGS are its settings); HUNT_BUILD=0
-# skips it; HUNT_BIN runs that target binary instead (a build of your own, e.g. without code
-# coverage; implies HUNT_BUILD=0); HUNT_FUZZ_ARGS are extra libFuzzer flags (they come last
-# and win, e.g. -entropic=1).
+# scripts/hunt-build.sh's (HUNT_COVERAGE_CRATES, FUZZ_BUILD_ARGS and HUNT_RUSTFLAGS are its
+# settings); HUNT_BUILD=0 skips it; HUNT_BIN runs that target binary instead (a build of
+# your own, e.g. without code coverage; implies HUNT_BUILD=0); HUNT_FUZZ_ARGS are extra
+# libFuzzer flags (they come last and win, e.g. -entropic=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,26p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,25p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
 target=${system//-/_}
 [ "$system" = two-pc ] && target=sim_target
 sim=target/release/sim
-bin=${HUNT_BIN:-fuzz/target/x86_64-unknown-linux-gnu/release/$target}
-if [ "${HUNT_BUILD:-1}" = 1 ] && [ -z "${HUNT_BIN:-}" ]; then
-    scripts/hunt-build.sh "$target"
+if [ -n "${HUNT_BIN:-}" ]; then
+    bin=$HUNT_BIN
+elif [ "${HUNT_BUILD:-1}" = 1 ]; then
+    bin=$(scripts/hunt-build.sh "$target")
+else
+    bin=$(scripts/hunt-build.sh --path "$target")
 fi
 [ -x "$bin" ] || { echo "error: $bin not built; run: scripts/hunt-build.sh $target" >&2; exit 2; }
 # Seed inputs and crashes are written to memory (/dev/shm) where it exists.

@@ -3,7 +3,8 @@
 # in SUT_CRATES (space-separated crate names, default "systems"): every other crate (sim-core,
 # std's dependencies, ...) is compiled without `-Cpasses=sancov-module` and its
 # `-sanitizer-coverage-*` options. Stable rustc cannot pass LLVM's coverage allowlist, so this
-# is how a fuzz build instruments only the system under test:
+# is how a fuzz build instruments only the system under test. scripts/hunt-build.sh builds
+# a hunt this way with HUNT_COVERAGE_CRATES="systems TARGET"; by hand:
 #
 #   (cd fuzz && RUSTC_WRAPPER=$PWD/../scripts/rustc-sut-coverage.sh SUT_CRATES="systems raft_kv" \
 #       cargo fuzz build -s none --no-trace-compares raft_kv --target-dir /tmp/sut-cov)
