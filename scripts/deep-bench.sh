@@ -23,8 +23,9 @@ bugs=${BUGS:-raft-kv/ack-before-fsync raft-kv/vote-not-persisted raft-kv/commit-
 parallel=${PARALLEL:-1}
 sweep_budget=${SWEEP_BUDGET:-3000000}
 fuzz_budget=${FUZZ_BUDGET_S:-120}
+. scripts/targets.sh
 for bug in $bugs; do
-    scripts/hunt-build.sh "$(t=${bug%%/*}; [ "$t" = two-pc ] && echo sim_target || echo "${t//-/_}")" >/dev/null
+    scripts/hunt-build.sh "$(target_of "${bug%%/*}")" >/dev/null
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 seconds_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }

@@ -9,28 +9,33 @@
 # whole-program coverage; e.g. "systems TARGET" instruments only the system under test and
 # its harness, and sim-core, the mutator and third-party code run uninstrumented, through
 # scripts/rustc-sut-coverage.sh: measured in fuzz/README.md, not the default). The system's
-# abstract state and labels reach libFuzzer either way, through sim-core's own counters. FUZZ_BUILD_ARGS are the extra `cargo fuzz build` flags (default
-# "--no-trace-compares": comparison tracing cost a third of the run time and found nothing
-# the lane mutator does not; set it empty for cargo fuzz's own default build).
-# HUNT_RUSTFLAGS are added to cargo fuzz's RUSTFLAGS (default edge coverage without
-# indirect-call tracing, -sanitizer-coverage-level=3: libFuzzer reads those traces only with
-# -use_value_profile, and they cost about 7% of a raft-kv run). Each coverage choice builds
-# into its own directory under fuzz/target/ (cargo does not see the wrapper's crate list, so
-# a shared one could hand back another choice's objects). Build output goes to stderr.
+# abstract state and labels reach libFuzzer either way, through sim-core's own counters.
+# FUZZ_BUILD_ARGS are the extra `cargo fuzz build` flags (default "--no-trace-compares":
+# comparison tracing cost a third of the run time and found nothing the lane mutator does
+# not; set it empty for cargo fuzz's own default build). HUNT_RUSTFLAGS are added to cargo
+# fuzz's RUSTFLAGS (default edge coverage without indirect-call tracing,
+# -sanitizer-coverage-level=3: libFuzzer reads those traces only with -use_value_profile,
+# and they cost about 7% of a raft-kv run). Each coverage choice builds into its own
+# directory under fuzz/target/ (cargo does not see the wrapper's crate list, so a shared one
+# could hand back another choice's objects). Build output goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only_path=0
 [ "${1:-}" = --path ] && { only_path=1; shift; }
-[ $# -eq 1 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '2,20p' "$0" >&2; exit 2; }
 target=$1
 crates=${HUNT_COVERAGE_CRATES:-all}
 target_dir=fuzz/target/hunt-$(tr ' ' '-' <<<"$crates")
 bin=$target_dir/x86_64-unknown-linux-gnu/release/$target
 if [ "$only_path" = 0 ]; then
     cargo build --release -q -p systems --bin sim >&2
-    wrapper=()
-    [ "$crates" = all ] || wrapper=(env RUSTC_WRAPPER="$PWD/scripts/rustc-sut-coverage.sh" SUT_CRATES="$crates")
-    (cd fuzz && "${wrapper[@]}" env RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
-        cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target" --target-dir "../$target_dir") >&2
+    (
+        if [ "$crates" != all ]; then
+            export RUSTC_WRAPPER=$PWD/scripts/rustc-sut-coverage.sh SUT_CRATES=$crates
+        fi
+        cd fuzz
+        RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
+            cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target" --target-dir "../$target_dir"
+    ) >&2
 fi
 echo "$bin"

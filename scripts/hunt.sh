@@ -28,8 +28,8 @@ cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { sed -n '2,25p' "$0" >&2; exit 2; }
 system=$1 bug=$2 budget=${3:-120} run=${4:-1}
 seeds=${HUNT_SEEDS:-32}
-target=${system//-/_}
-[ "$system" = two-pc ] && target=sim_target
+. scripts/targets.sh
+target=$(target_of "$system")
 sim=target/release/sim
 if [ -n "${HUNT_BIN:-}" ]; then
     bin=$HUNT_BIN

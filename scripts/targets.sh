@@ -10,6 +10,14 @@ system_of() {
     esac
 }
 
+# The fuzz target of a system: the inverse of system_of.
+target_of() {
+    case $1 in
+        two-pc) echo sim_target ;;
+        *) echo "${1//-/_}" ;;
+    esac
+}
+
 # Copies the passing `.bin` inputs of corpus/TARGET (not their `.json` metadata) into DIR: a
 # hunt starts from the seed corpus only. Entries that record a failure stay regression tests
 # (`cargo test` replays them) but would hand the fuzzer its bug before it searched.
