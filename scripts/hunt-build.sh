@@ -13,16 +13,19 @@
 # FUZZ_BUILD_ARGS are the extra `cargo fuzz build` flags (default "--no-trace-compares":
 # comparison tracing cost a third of the run time and found nothing the lane mutator does
 # not; set it empty for cargo fuzz's own default build). HUNT_RUSTFLAGS are added to cargo
-# fuzz's RUSTFLAGS (default edge coverage without indirect-call tracing,
-# -sanitizer-coverage-level=3: libFuzzer reads those traces only with -use_value_profile,
-# and they cost about 7% of a raft-kv run). Each coverage choice builds into its own
-# directory under fuzz/target/ (cargo does not see the wrapper's crate list, so a shared one
-# could hand back another choice's objects). Build output goes to stderr.
+# fuzz's RUSTFLAGS; the default drops two things that only libFuzzer options a hunt does not
+# use read, so neither changes the search: indirect-call traces (-sanitizer-coverage-level=3;
+# read with -use_value_profile, about 7% of a raft-kv run) and the PC table
+# (-sanitizer-coverage-pc-table=0; read to print coverage, yet walked against every counter
+# for each new corpus entry, a tenth of a raft-kv hunt). fuzz/README.md has the measurements.
+# Each coverage choice builds into its own directory under fuzz/target/ (cargo does not see
+# the wrapper's crate list, so a shared one could hand back another choice's objects). Build
+# output goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only_path=0
 [ "${1:-}" = --path ] && { only_path=1; shift; }
-[ $# -eq 1 ] || { sed -n '2,20p' "$0" >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '2,23p' "$0" >&2; exit 2; }
 target=$1
 crates=${HUNT_COVERAGE_CRATES:-all}
 target_dir=fuzz/target/hunt-$(tr ' ' '-' <<<"$crates")
@@ -34,7 +37,8 @@ if [ "$only_path" = 0 ]; then
             export RUSTC_WRAPPER=$PWD/scripts/rustc-sut-coverage.sh SUT_CRATES=$crates
         fi
         cd fuzz
-        RUSTFLAGS="${HUNT_RUSTFLAGS--Cllvm-args=-sanitizer-coverage-level=3} ${RUSTFLAGS:-}" \
+        hunt_flags="-Cllvm-args=-sanitizer-coverage-level=3 -Cllvm-args=-sanitizer-coverage-pc-table=0"
+        RUSTFLAGS="${HUNT_RUSTFLAGS-$hunt_flags} ${RUSTFLAGS:-}" \
             cargo fuzz build -s none ${FUZZ_BUILD_ARGS---no-trace-compares} "$target" --target-dir "../$target_dir"
     ) >&2
 fi

@@ -123,6 +123,14 @@
 //! Ack-before-fsync 100222918 needs a leader crash while its newest committed entry is
 //! unsynced; its crash comes at 1,800 ms, after the 14th operation, and deleting earlier
 //! operations moves that entry away from the crash, so the search keeps 13.
+//! Where the 581 events of vote-not-persisted 100053757's shrunk run go (1,035 events and 10
+//! operations before; `sim shrink --trace-json`): 228 come before any replica leads (r1 wins
+//! term 1 at 164 ms; until then the replicas open their disks and elect, and the three
+//! clients' first requests bounce off replicas that know no leader), 152 while those three
+//! operations commit, one per client (by 230 ms), and 201 are the failure itself: a
+//! partition, the leader's crash at 400 ms, r2's election, r0's crash losing its unsynced
+//! vote at 600 ms, both restarts, and r1 winning term 2 again at 1,095 ms. A fifth of the
+//! original is 207 events, fewer than the run needs before its first leader.
 //! Reproduce with `cargo run --release -p acceptance --example shrink_study`.
 //!
 //! Tried and left out (before matching per node): re-aligning a failed candidate's draw log
