@@ -28,7 +28,7 @@
 //!     sim.client("c", |_| async { assert_eq!(sim_core::sim::draw(|s| s.below("coin", 2)), 0) });
 //!     sim
 //! }
-//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
+//! const TOY: SystemSpec = SystemSpec::new("toy", "", build);
 //! let variant = Variant::new(&TOY, None, RunFlags::default()).unwrap();
 //! let stop = AtomicBool::new(false);
 //! let serial = Campaign::new(&variant, 0..200, Shard::WHOLE, 1).run(&stop, |_| {});
@@ -402,14 +402,7 @@ mod tests {
             });
             sim
         }
-        const TWO_WAYS: SystemSpec = SystemSpec {
-            name: "two-ways",
-            about: "",
-            bugs: &[],
-            flags: &[],
-            thread_per_run: false,
-            build,
-        };
+        const TWO_WAYS: SystemSpec = SystemSpec::new("two-ways", "", build);
         let variant = Variant::new(&TWO_WAYS, None, RunFlags::default()).unwrap();
         let stop = AtomicBool::new(false);
         let serial = Campaign::new(&variant, 0..300, Shard::WHOLE, 1).run(&stop, |_| {});

@@ -574,7 +574,7 @@ pub fn input_identity(input: &Input) -> String {
 /// ```
 /// # use sim_core::{choice::Input, run_spec::{RunFlags, RunSpec, Variant}, sim::Sim, system::{RunOptions, SystemSpec}};
 /// # fn build(o: &RunOptions) -> Sim { let mut s = Sim::new(o.config.clone()); s.invariant("ok", || Err("no".into())); s }
-/// # const SPEC: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
+/// # const SPEC: SystemSpec = SystemSpec::new("toy", "", build);
 /// let dir = std::env::temp_dir().join(format!("doc-record-failure-{}", std::process::id()));
 /// let run = RunSpec::new(Variant::new(&SPEC, None, RunFlags::default()).unwrap(), Input::Seed(3));
 /// let (report, files) = sim_core::repro::record_failure(&run, &dir).unwrap();

@@ -37,7 +37,7 @@
 //! use sim_core::system::{RunOptions, SystemSpec};
 //!
 //! fn build(opts: &RunOptions) -> Sim { Sim::new(opts.config.clone()) }
-//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
+//! const TOY: SystemSpec = SystemSpec::new("toy", "", build);
 //!
 //! let flags = RunFlags::parse_args(["--strategy", "pct", "--faults", "all"]).unwrap();
 //! let run = RunSpec::new(Variant::new(&TOY, None, flags).unwrap(), Input::Seed(5));

@@ -93,27 +93,26 @@ use sim_core::time::{now, sleep, timeout};
 use sim_core::workload::{self, Quiet};
 
 /// The registration of this system.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "registry",
-    about: "replicated registry, leader group commit, 3 members + store; invariants: same-version-same-contents, acknowledged-visible",
-    bugs: &[
-        BugSpec {
-            name: "partial-batch",
-            about: "a batch goes out as one message per operation sharing one version",
-        },
-        BugSpec {
-            name: "no-heartbeat",
-            about: "no replication heartbeat: a gapped follower stays stale until traffic resumes",
-        },
-        BugSpec {
-            name: "reply-reinsert",
-            about: "a forwarding follower re-inserts on a yes reply a name a later op of the batch removed",
-        },
-    ],
-    flags: &["quiet"],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "registry",
+    "replicated registry, leader group commit, 3 members + store; invariants: same-version-same-contents, acknowledged-visible",
     build,
-};
+)
+.with_bugs(&[
+    BugSpec {
+        name: "partial-batch",
+        about: "a batch goes out as one message per operation sharing one version",
+    },
+    BugSpec {
+        name: "no-heartbeat",
+        about: "no replication heartbeat: a gapped follower stays stale until traffic resumes",
+    },
+    BugSpec {
+        name: "reply-reinsert",
+        about: "a forwarding follower re-inserts on a yes reply a name a later op of the batch removed",
+    },
+])
+.with_flags(&["quiet"]);
 
 /// The members, in rank order (m1 leads first).
 pub const MEMBERS: [&str; 3] = ["m1", "m2", "m3"];
