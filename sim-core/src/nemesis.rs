@@ -21,7 +21,7 @@
 //!
 //! Everything is off by default ([`LifecycleFaults::Off`]): no tick is scheduled and nothing
 //! is drawn, so a run without lifecycle faults is the run it always was. Rates are integer
-//! ratios over [`crate::net::PER_MILLE`].
+//! ratios over [`crate::choice::PER_MILLE`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -59,9 +59,10 @@
 //! assert!(sim.run_seed(2).outcome.class.is_pass());
 //! ```
 
+use crate::choice::PER_MILLE;
 use crate::choice::{Choices, Source};
-use crate::faults::{FaultKind, FaultKinds};
-use crate::net::{Packet, PER_MILLE};
+use crate::fault_kinds::{FaultKind, FaultKinds};
+use crate::net::Packet;
 use crate::node::{self, Down};
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{with, World};

@@ -49,9 +49,9 @@ use crate::rt::BoxFuture;
 use crate::trace::EventKind;
 use crate::world::{self, with, World};
 
-/// A node's id: its position in the order nodes were added to the scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub u32);
+/// The id is vocabulary every part shares, so it is defined at the bottom of the crate; its
+/// world-reading methods are here, with the nodes.
+pub use crate::node_id::NodeId;
 
 impl NodeId {
     /// The node's name (the inverse of [`lookup`]), or `None` for an id no node has. Must be

@@ -71,8 +71,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::choice::Input;
 use crate::report::{hash_hex, Class, Outcome};
-use crate::run_spec::{RunFlags, RunSpec};
+use crate::run_spec::{RunFlags, RunSpec, Variant};
 use crate::sim::Report;
+use crate::system::{SpecError, SystemSpec};
 use crate::trace::{render_lines, stable_hash_bytes, Event};
 
 /// The repro format's name.
@@ -174,6 +175,20 @@ pub struct Repro {
 }
 
 impl Repro {
+    /// A repro of `run`'s variant on `bytes` (the run's input re-encoded), nothing pinned yet.
+    pub fn of_run(run: &RunSpec, bytes: Vec<u8>, origin: &str) -> Repro {
+        let mut repro = Repro::new(run.variant.system.name, run.variant.bug, bytes);
+        repro.flags = run.variant.flags.clone();
+        repro.origin = origin.to_string();
+        repro
+    }
+
+    /// The variant this repro describes, its system found among `systems`.
+    pub fn variant(&self, systems: &[SystemSpec]) -> Result<Variant, SpecError> {
+        let system = crate::system::find(systems, &self.system)?;
+        Variant::new(system, self.bug.as_deref(), self.flags.clone())
+    }
+
     /// A repro of `input` for `system` with `bug`, default flags, nothing pinned yet.
     pub fn new(system: &str, bug: Option<&str>, input: Vec<u8>) -> Repro {
         Repro {
@@ -513,6 +528,17 @@ pub struct RunIdentity {
     pub flags: String,
 }
 
+impl RunIdentity {
+    /// The identity printed with a failure of `run`, built by `build`.
+    pub fn of(run: &RunSpec, build: BuildInfo) -> RunIdentity {
+        RunIdentity {
+            input: run.input_identity(),
+            build,
+            flags: run.variant.args(),
+        }
+    }
+}
+
 impl fmt::Display for RunIdentity {
     /// One `key=value` line: `input=... commit=... toolchain="..." target=... flags="..."`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -558,14 +584,9 @@ pub fn write_failure(
     Ok(files)
 }
 
-/// `seed:N` or `bytes:LEN:HASH`: how an input is named in output, trace files and repros.
-pub fn input_identity(input: &Input) -> String {
-    match input {
-        Input::Seed(seed) => format!("seed:{seed}"),
-        Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
-        Input::FlatBytes(b) => format!("flat-bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
-    }
-}
+/// How an input is named lives with the run ([`crate::run_spec::input_identity`]); this path
+/// stays for code written against it.
+pub use crate::run_spec::input_identity;
 
 /// Runs `run` with every event recorded and, if it fails, writes its files into `dir` (see
 /// [`write_failure`]), named by [`RunSpec::stem`], its repro recording every flag of the run.
@@ -592,7 +613,7 @@ pub fn record_failure(
         return Ok((report, None));
     }
     let identity = run.input_identity();
-    let repro = run.repro(bytes, &identity).pin(&report.outcome);
+    let repro = Repro::of_run(run, bytes, &identity).pin(&report.outcome);
     let trace = TraceFile::of_run(run, &report.outcome, report.history.events());
     let files = write_failure(dir, &run.stem(), &repro, &trace)?;
     Ok((report, Some(files)))

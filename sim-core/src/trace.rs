@@ -12,9 +12,13 @@
 //! same in both modes (a test checks it).
 
 use std::fmt::{self, Write as _};
-use std::hash::{Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
+
+use crate::hash::mix;
+/// Stable hashing lives in [`crate::hash`], at the bottom of the crate; these paths stay for
+/// code written against them.
+pub use crate::hash::{stable_hash, stable_hash_bytes, StableHasher};
 
 /// What happened. The numeric fields are hashed; the `detail` of an [`Event`] is not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -451,72 +455,6 @@ pub fn render_lines(events: &[Event]) -> String {
         let _ = writeln!(out, "{e}");
     }
     out
-}
-
-#[inline]
-fn mix(mut x: u64) -> u64 {
-    // The 64-bit finaliser of MurmurHash3: cheap, platform independent, well mixed.
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
-/// A [`Hasher`] whose output depends only on the bytes written: no random keys, and `usize`
-/// is widened to 64 bits so 32- and 64-bit platforms agree. Used for payload digests.
-#[derive(Clone, Debug)]
-pub struct StableHasher(u64);
-
-impl Default for StableHasher {
-    fn default() -> Self {
-        StableHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for StableHasher {
-    fn finish(&self) -> u64 {
-        mix(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = mix(self.0 ^ u64::from_le_bytes(word)).wrapping_add(chunk.len() as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i))
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(u64::from(i))
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(u64::from(i))
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = mix(self.0 ^ i).wrapping_add(1);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64)
-    }
-    fn write_isize(&mut self, i: isize) {
-        self.write_u64(i as i64 as u64)
-    }
-}
-
-/// The stable digest of any `Hash` value.
-pub fn stable_hash<T: Hash + ?Sized>(value: &T) -> u64 {
-    let mut h = StableHasher::default();
-    value.hash(&mut h);
-    h.finish()
-}
-
-/// The stable digest of a byte string.
-pub fn stable_hash_bytes(bytes: &[u8]) -> u64 {
-    let mut h = StableHasher::default();
-    h.write(bytes);
-    h.finish()
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@
 use std::time::Duration;
 
 use crate::choice::Choices;
-use crate::net::PER_MILLE;
+use crate::choice::PER_MILLE;
 use crate::sim;
 use crate::time::sleep;
 
@@ -70,22 +70,9 @@ impl Quiet {
     }
 }
 
-/// Whether a draw's label names an operation count: it ends in `ops` ([`op_count`] draws
-/// `workload.ops`; systems that draw their own name them so too, e.g. `raft.client_ops`).
-/// The shrinker tries lowering these first, and a fuzzer's future with the
-/// [longest workload](crate::choice::lanes::Future::longest_workload) draws them at their
-/// largest.
-///
-/// ```
-/// use sim_core::workload::is_op_count_label;
-///
-/// assert!(is_op_count_label("workload.ops"));
-/// assert!(is_op_count_label("raft.client_ops"));
-/// assert!(!is_op_count_label("raft.key"));
-/// ```
-pub fn is_op_count_label(label: &str) -> bool {
-    label.ends_with("ops")
-}
+/// The op-count naming rule belongs to the input encoding (it decides how the mutator and
+/// the shrinker treat a draw), so it lives beside [`crate::choice::lanes::Lane`].
+pub use crate::choice::lanes::is_op_count_label;
 
 /// How many operations a client issues: drawn in `1..=max` (1 is the simplest). Must be
 /// called from within a simulation.

@@ -221,7 +221,7 @@ impl Source for Bytes {
         }
         if self.future().is_some() {
             let longest = self.in_force.is_some_and(Future::longest_workload)
-                && crate::workload::is_op_count_label(label)
+                && super::lanes::is_op_count_label(label)
                 && self.label(label).lane == Lane::Workload;
             // Drawn either way: a future with and without the longest workload reads one
             // stream (`Future::stream`), so they differ in the operation counts and what

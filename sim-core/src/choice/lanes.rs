@@ -55,7 +55,24 @@
 //! assert_eq!(LaneBuffers::parse(&[]), LaneBuffers::default());
 //! ```
 
-use crate::trace::stable_hash_bytes;
+use crate::hash::stable_hash_bytes;
+
+/// Whether a draw's label names an operation count: it ends in `ops` ([`crate::workload::op_count`] draws
+/// `workload.ops`; systems that draw their own name them so too, e.g. `raft.client_ops`).
+/// The shrinker tries lowering these first, and a fuzzer's future with the
+/// [longest workload](crate::choice::lanes::Future::longest_workload) draws them at their
+/// largest.
+///
+/// ```
+/// use sim_core::choice::lanes::is_op_count_label;
+///
+/// assert!(is_op_count_label("workload.ops"));
+/// assert!(is_op_count_label("raft.client_ops"));
+/// assert!(!is_op_count_label("raft.key"));
+/// ```
+pub fn is_op_count_label(label: &str) -> bool {
+    label.ends_with("ops")
+}
 
 /// The number of lanes; a section's tag names lane `tag % LANES`.
 pub const LANES: usize = 7;

@@ -74,6 +74,11 @@ use std::rc::Rc;
 use arbitrary::{Arbitrary, Unstructured};
 use serde::{Deserialize, Serialize};
 
+/// The denominator of every rate a part draws against (`chance(label, n, PER_MILLE)`): a
+/// rate of `n` fires `n` times in a thousand. Every part's fault rates, the nemesis' and the
+/// workload's odds are written over it, so it lives with the draws themselves.
+pub const PER_MILLE: u64 = 1000;
+
 /// Where every decision of a run comes from.
 ///
 /// Implementations must be pure functions of their construction input: the same sequence of
@@ -630,7 +635,7 @@ impl fmt::Display for Input {
                     f,
                     "{} bytes (fnv {:016x})",
                     data.len(),
-                    crate::trace::stable_hash_bytes(data)
+                    crate::hash::stable_hash_bytes(data)
                 )
             }
         }

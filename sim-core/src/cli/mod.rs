@@ -380,7 +380,7 @@ impl Cli {
             let what = conflicts.join("; ");
             return Err(CliError::ReproConflict(format!("{file}: {what}")));
         }
-        Ok(Variant::of_repro(&self.systems, repro)?)
+        Ok(repro.variant(&self.systems)?)
     }
 }
 

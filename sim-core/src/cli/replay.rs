@@ -9,7 +9,7 @@ use clap::Args;
 use super::files::{self, write_json};
 use super::{Cli, CliError, StoryArgs, VariantArgs};
 use crate::choice::Input;
-use crate::repro::{InputFile, Repro, TraceFile};
+use crate::repro::{InputFile, Repro, RunIdentity, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::sim::Report;
 use crate::trace::render_lines;
@@ -73,7 +73,7 @@ pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Resu
         )?;
         writeln!(out, "trace_json={}", path.display())?;
     }
-    writeln!(out, "{}", run.identity(cli.build))?;
+    writeln!(out, "{}", RunIdentity::of(&run, cli.build))?;
     let strict = check_strict(&pinned, &report, out)?;
     writeln!(out, "input={}", run.input_identity())?;
     writeln!(out, "{}", outcome.summary_line())?;

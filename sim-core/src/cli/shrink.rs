@@ -11,7 +11,7 @@ use super::files::{self, print_files, write_json, write_text};
 use super::{bug_label, print_story, Cli, CliError, OutputArgs, StoryArgs, VariantArgs};
 use crate::choice::Input;
 use crate::render::{self, StoryFilter};
-use crate::repro::{FailureFiles, InputFile, TraceFile};
+use crate::repro::{FailureFiles, InputFile, Repro, RunIdentity, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::shrink::{Shrinker, Shrunk};
 use crate::trace::render_lines;
@@ -77,7 +77,7 @@ pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Resu
     print_trace(&shrunk, &filter, out)?;
     let small = RunSpec::new(original.variant.clone(), Input::Bytes(shrunk.bytes.clone()));
     let (files, bin) = write_outputs(args, &original, &small, &shrunk, out)?;
-    writeln!(out, "{}", small.identity(cli.build))?;
+    writeln!(out, "{}", RunIdentity::of(&small, cli.build))?;
     print_files(out, &files)?;
     writeln!(
         out,
@@ -165,7 +165,7 @@ fn write_outputs(
     let outcome = &shrunk.outcome;
     let origin = format!("shrunk from {}", original.input_identity());
     let stem = format!("{}.shrunk", original.stem());
-    let repro = small.repro(shrunk.bytes.clone(), &origin).pin(outcome);
+    let repro = Repro::of_run(small, shrunk.bytes.clone(), &origin).pin(outcome);
     let trace = TraceFile::of_run(small, outcome, &shrunk.trace);
     let dir = &args.output.failures_dir;
     let files = files::write_failure(dir, &stem, &repro, &trace)?;

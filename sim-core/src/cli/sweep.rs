@@ -319,7 +319,7 @@ fn print_first_failure(
     for line in repro::last_lines(first.report.history.events(), 8).lines() {
         writeln!(text, "  | {line}")?;
     }
-    writeln!(text, "{}", run.identity(cli.build))?;
+    writeln!(text, "{}", repro::RunIdentity::of(&run, cli.build))?;
     print_files(&mut text, &first.files)?;
     writeln!(text, "replay={}", run.run_command(&cli.replay_prefix, None))?;
     if args.output.json {

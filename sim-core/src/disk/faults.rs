@@ -1,7 +1,7 @@
 //! The disk fault profile: which disk faults a run may inject, and how often.
 //!
 //! Like the network's [`crate::net::FaultProfile`], every rate is an integer ratio over
-//! [`crate::net::PER_MILLE`], and a rate of zero never fires *and costs no draw*: a run
+//! [`crate::choice::PER_MILLE`], and a rate of zero never fires *and costs no draw*: a run
 //! without disk faults spends no input on them. A run's profile comes from its
 //! [`DiskFaults`] setting: off (the default), a fixed profile, or swarm (drawn at the start of
 //! the run, each fault switched on or off and given a rate from a range that includes zero).

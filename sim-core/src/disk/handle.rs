@@ -14,7 +14,7 @@ use super::error::{check_path, DiskError};
 use super::store::{write_into, Pending};
 use super::{draw_latency, record_fault, DiskFault, DiskOp, Latency};
 use crate::choice::Choices;
-use crate::net::PER_MILLE;
+use crate::choice::PER_MILLE;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{with, World};
 

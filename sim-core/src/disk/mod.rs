@@ -332,7 +332,7 @@ pub(crate) fn draw_latency(w: &mut World, node: u32, op: DiskOp, kind: Latency) 
     if w.source.chance(
         "disk.slow",
         u64::from(p.slow_per_mille),
-        crate::net::PER_MILLE,
+        crate::choice::PER_MILLE,
     ) {
         let extra_ms = w
             .source

@@ -15,7 +15,7 @@ use super::{
     PER_MILLE,
 };
 use crate::choice::Choices;
-use crate::node::NodeId;
+use crate::node_id::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{self, with, World};
 

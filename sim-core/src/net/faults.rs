@@ -12,10 +12,10 @@
 
 use crate::choice::Choices;
 use crate::choice::Source;
-use crate::faults::{FaultKind, FaultKinds};
+use crate::fault_kinds::{FaultKind, FaultKinds};
 
-/// The denominator of every fault rate: a rate of `n` fires `n` times in a thousand.
-pub const PER_MILLE: u64 = 1000;
+/// Probability vocabulary is the input's (see [`crate::choice::PER_MILLE`]); this path stays.
+pub use crate::choice::PER_MILLE;
 
 /// Which faults the network injects, and at what rates.
 ///

@@ -100,7 +100,7 @@ pub use stream::{Accept, Connect, Listener, Stream};
 pub use watch::{reachable, watch, Down, DownReason, Reachable, Watch};
 
 use crate::choice::Choices;
-use crate::node::NodeId;
+use crate::node_id::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{self, with, World};
 use ports::PortMap;

@@ -36,7 +36,7 @@ use super::{
     alive, draw_link_faults, incarnation, latency_ns, resolve, Addr, NetError, Packet, PER_MILLE,
 };
 use crate::choice::Choices;
-use crate::node::NodeId;
+use crate::node_id::NodeId;
 use crate::trace::{stable_hash_bytes, EventKind};
 use crate::world::{self, with, World};
 

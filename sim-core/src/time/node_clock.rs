@@ -21,11 +21,11 @@
 //!
 //! All of it is off by default ([`ClockFaults::Off`]): a run then draws nothing for clocks,
 //! every wall clock reads true time, and timers fire on time. Rates are integer ratios
-//! ([`crate::net::PER_MILLE`], parts per million); no decision uses a float.
+//! ([`crate::choice::PER_MILLE`], parts per million); no decision uses a float.
 
+use crate::choice::PER_MILLE;
 use crate::choice::{Choices, Source};
-use crate::faults::{FaultKind, FaultKinds};
-use crate::net::PER_MILLE;
+use crate::fault_kinds::{FaultKind, FaultKinds};
 use crate::trace::EventKind;
 use crate::world::World;
 
