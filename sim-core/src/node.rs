@@ -449,6 +449,13 @@ pub(crate) fn take_down(id: u32, how: Down) {
             w.exec.retire(t);
         }
         w.exec.forget_pause(id);
+        // A node that is down runs nothing: a task left behind would go on acting for a node
+        // whose state the crash just threw away.
+        debug_assert!(
+            w.exec.tasks_of(id).is_empty(),
+            "node {id} is down but still has tasks {:?}",
+            w.exec.tasks_of(id)
+        );
         futures
     });
     // Dropping futures may touch the world (timers, sockets): do it outside the borrow.

@@ -385,6 +385,20 @@ impl LaneBuffers {
                 out.extend_from_slice(chunk);
             }
         }
+        // The container is canonical: parsing it gives every lane back, less only the
+        // trailing zeros an exhausted lane reads anyway. (Sections over 255 bytes or a tag
+        // out of order would make a replay read other bytes than the run drew.)
+        debug_assert!(
+            {
+                let back = LaneBuffers::parse(&out);
+                Lane::ALL.iter().all(|&lane| {
+                    let ours = self.dense(lane);
+                    let zeros = ours.iter().rev().take_while(|&&b| b == 0).count();
+                    back.dense(lane) == &ours[..ours.len() - zeros]
+                })
+            },
+            "lane buffers must survive their own encoding"
+        );
         out
     }
 }

@@ -192,6 +192,13 @@ impl NodeStore {
         for op in self.dir_pending.drain(..) {
             op.apply(&mut self.names_durable);
         }
+        // The durable directory is the current one once every change is applied to it: a
+        // directory operation that reads see but replay would not reproduce (or the reverse)
+        // would make a crash right after this sync resurrect or lose a name.
+        debug_assert_eq!(
+            self.names, self.names_durable,
+            "a synced directory must match the directory reads see"
+        );
         // A file neither named now nor durably named is gone for good.
         let (names, durable) = (&self.names, &self.names_durable);
         self.files.retain(|ino, _| {

@@ -65,6 +65,12 @@ impl Queue {
             i -= 1;
         }
         keys[i] = key;
+        // Keys are unique and the vector strictly descending: a duplicate key (two events
+        // with one sequence number) would make the pop order depend on the representation.
+        debug_assert!(
+            (i == 0 || keys[i - 1] > key) && (i + 1 == keys.len() || key > keys[i + 1]),
+            "queue keys must be unique and sorted descending (key {key:#x} at {i})"
+        );
     }
 
     #[inline]
@@ -78,13 +84,24 @@ impl Queue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<u128> {
-        if !self.large {
-            return self.sorted.pop();
-        }
-        let key = self.heap.pop().map(|k| k.0);
-        if self.heap.len() <= SORTED_MIN {
-            self.make_sorted();
-        }
+        let key = if self.large {
+            let key = self.heap.pop().map(|k| k.0);
+            if self.heap.len() <= SORTED_MIN {
+                self.make_sorted();
+            }
+            key
+        } else {
+            self.sorted.pop()
+        };
+        // Pops come out in ascending order whatever the representation (and across a
+        // conversion between them): the key popped is before every key left.
+        debug_assert!(
+            match (key, self.peek()) {
+                (Some(k), Some(next)) => k < next,
+                _ => true,
+            },
+            "the queue popped a key that is not the earliest"
+        );
         key
     }
 
