@@ -83,18 +83,25 @@ async fn wait(ns: u64) {
     }
 }
 
-/// Records a completed operation.
-#[allow(clippy::too_many_arguments)]
-fn record_op(
-    w: &mut World,
-    node: u32,
+/// A completed operation as the history records it: which, on which file, where, how much,
+/// and whether it succeeded (`at` is the offset, or a path's digest for directory calls).
+struct Recorded {
     op: DiskOp,
     file: u32,
     at: u64,
     len: u64,
     ok: bool,
-    detail: impl FnOnce() -> String,
-) {
+}
+
+/// Records a completed operation.
+fn record_op(w: &mut World, node: u32, done: Recorded, detail: impl FnOnce() -> String) {
+    let Recorded {
+        op,
+        file,
+        at,
+        len,
+        ok,
+    } = done;
     w.record(
         Some(node),
         EventKind::Disk {
@@ -156,9 +163,18 @@ impl Disk {
                 Ok(()) => Ok(draw_latency(w, self.node, op, kind)),
                 Err(e) => {
                     let digest = stable_hash(paths);
-                    record_op(w, self.node, op, 0, digest, 0, false, || {
-                        format!("{paths:?} -> {e}")
-                    });
+                    record_op(
+                        w,
+                        self.node,
+                        Recorded {
+                            op,
+                            file: 0,
+                            at: digest,
+                            len: 0,
+                            ok: false,
+                        },
+                        || format!("{paths:?} -> {e}"),
+                    );
                     Err(e)
                 }
             }
@@ -191,11 +207,13 @@ impl Disk {
             record_op(
                 w,
                 self.node,
-                DiskOp::Create,
-                ino,
-                stable_hash(path),
-                0,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::Create,
+                    file: ino,
+                    at: stable_hash(path),
+                    len: 0,
+                    ok: r.is_ok(),
+                },
                 || format!("{path} {}", result_text(&r)),
             );
             r
@@ -220,11 +238,13 @@ impl Disk {
             record_op(
                 w,
                 self.node,
-                DiskOp::Open,
-                ino,
-                stable_hash(path),
-                0,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::Open,
+                    file: ino,
+                    at: stable_hash(path),
+                    len: 0,
+                    ok: r.is_ok(),
+                },
                 || format!("{path} {}", result_text(&r)),
             );
             r
@@ -256,11 +276,13 @@ impl Disk {
             record_op(
                 w,
                 self.node,
-                DiskOp::Remove,
-                ino,
-                stable_hash(path),
-                0,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::Remove,
+                    file: ino,
+                    at: stable_hash(path),
+                    len: 0,
+                    ok: r.is_ok(),
+                },
                 || format!("{path} {}", result_text(&r)),
             );
             r.map(|_| ()).map_err(Into::into)
@@ -289,11 +311,13 @@ impl Disk {
             record_op(
                 w,
                 self.node,
-                DiskOp::Rename,
-                ino,
-                digest,
-                0,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::Rename,
+                    file: ino,
+                    at: digest,
+                    len: 0,
+                    ok: r.is_ok(),
+                },
                 || format!("{from} -> {to} {}", result_text(&r)),
             );
             r.map(|_| ()).map_err(Into::into)
@@ -309,11 +333,13 @@ impl Disk {
             record_op(
                 w,
                 self.node,
-                DiskOp::SyncDir,
-                0,
-                0,
-                n,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::SyncDir,
+                    file: 0,
+                    at: 0,
+                    len: n,
+                    ok: r.is_ok(),
+                },
                 || match &r {
                     Ok(n) => format!("{n} directory changes durable"),
                     Err(e) => format!("-> {e}"),
@@ -335,9 +361,18 @@ impl Disk {
                     .collect::<Vec<_>>()
             });
             let n = r.as_ref().map_or(0, Vec::len) as u64;
-            record_op(w, self.node, DiskOp::List, 0, 0, n, r.is_ok(), || {
-                result_text(&r)
-            });
+            record_op(
+                w,
+                self.node,
+                Recorded {
+                    op: DiskOp::List,
+                    file: 0,
+                    at: 0,
+                    len: n,
+                    ok: r.is_ok(),
+                },
+                || result_text(&r),
+            );
             r.map_err(Into::into)
         })
     }
@@ -374,9 +409,18 @@ impl File {
         with(|w| match self.check(w) {
             Ok(_) => Ok(draw_latency(w, self.disk.node, op, kind)),
             Err(e) => {
-                record_op(w, self.disk.node, op, self.ino, 0, 0, false, || {
-                    format!("{} -> {e}", self.path)
-                });
+                record_op(
+                    w,
+                    self.disk.node,
+                    Recorded {
+                        op,
+                        file: self.ino,
+                        at: 0,
+                        len: 0,
+                        ok: false,
+                    },
+                    || format!("{} -> {e}", self.path),
+                );
                 Err(e)
             }
         })
@@ -422,11 +466,13 @@ impl File {
             record_op(
                 w,
                 node,
-                DiskOp::Read,
-                self.ino,
-                offset,
-                len,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::Read,
+                    file: self.ino,
+                    at: offset,
+                    len,
+                    ok: r.is_ok(),
+                },
                 || format!("{} @{offset}+{len} {}", self.path, result_text(&r)),
             );
             r.map_err(Into::into)
@@ -524,9 +570,18 @@ impl File {
                 Ok(offset)
             });
             let at = *r.as_ref().unwrap_or(&offset.unwrap_or(0));
-            record_op(w, node, op, self.ino, at, len, r.is_ok(), || {
-                format!("{} @{at}+{len} {}", self.path, result_text(&r))
-            });
+            record_op(
+                w,
+                node,
+                Recorded {
+                    op,
+                    file: self.ino,
+                    at,
+                    len,
+                    ok: r.is_ok(),
+                },
+                || format!("{} @{at}+{len} {}", self.path, result_text(&r)),
+            );
             r.map_err(Into::into)
         })
     }
@@ -626,9 +681,18 @@ impl File {
                 inode.pending.push(Pending::SetLen(len));
                 Ok(())
             });
-            record_op(w, node, DiskOp::SetLen, self.ino, len, 0, r.is_ok(), || {
-                format!("{} to {len} {}", self.path, result_text(&r))
-            });
+            record_op(
+                w,
+                node,
+                Recorded {
+                    op: DiskOp::SetLen,
+                    file: self.ino,
+                    at: len,
+                    len: 0,
+                    ok: r.is_ok(),
+                },
+                || format!("{} to {len} {}", self.path, result_text(&r)),
+            );
             r.map_err(Into::into)
         })
     }
@@ -653,11 +717,13 @@ impl File {
             record_op(
                 w,
                 node,
-                DiskOp::Sync,
-                self.ino,
-                0,
-                n,
-                r.is_ok(),
+                Recorded {
+                    op: DiskOp::Sync,
+                    file: self.ino,
+                    at: 0,
+                    len: n,
+                    ok: r.is_ok(),
+                },
                 || match &r {
                     Ok(n) => format!("{}: {n} changes durable", self.path),
                     Err(e) => format!("{} -> {e}", self.path),
@@ -675,9 +741,18 @@ impl File {
                 .check(w)
                 .map(|_| w.disks.store(node).files[&self.ino].current.len() as u64);
             let n = *r.as_ref().unwrap_or(&0);
-            record_op(w, node, DiskOp::Len, self.ino, 0, n, r.is_ok(), || {
-                format!("{} {}", self.path, result_text(&r))
-            });
+            record_op(
+                w,
+                node,
+                Recorded {
+                    op: DiskOp::Len,
+                    file: self.ino,
+                    at: 0,
+                    len: n,
+                    ok: r.is_ok(),
+                },
+                || format!("{} {}", self.path, result_text(&r)),
+            );
             r.map_err(Into::into)
         })
     }
@@ -701,9 +776,18 @@ impl File {
             let r = self.check(w).map(|_| {
                 w.disks.store(node).opens[self.open as usize].closed = true;
             });
-            record_op(w, node, DiskOp::Close, self.ino, 0, 0, r.is_ok(), || {
-                format!("{} {}", self.path, result_text(&r))
-            });
+            record_op(
+                w,
+                node,
+                Recorded {
+                    op: DiskOp::Close,
+                    file: self.ino,
+                    at: 0,
+                    len: 0,
+                    ok: r.is_ok(),
+                },
+                || format!("{} {}", self.path, result_text(&r)),
+            );
             r.map_err(Into::into)
         })
     }

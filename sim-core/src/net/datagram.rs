@@ -357,7 +357,18 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
     // No fault can be drawn for this message: latency, the send event, a scripted partition.
     let latency = latency_ns(w, a, b);
     let at = fifo_at(w, a, b, latency);
-    record_send(w, id, from, to, at, false, digest, &payload);
+    record_send(
+        w,
+        Sent {
+            id,
+            from,
+            to,
+            deliver_at_ns: at,
+            reordered: false,
+            digest,
+        },
+        &payload,
+    );
     if faultable && w.net.is_cut(a, b) {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
             format!("#{id}: partitioned")
@@ -385,50 +396,45 @@ pub(super) fn wire_id<M>(w: &mut World, sock: &Socket<M>) -> Option<u64> {
     Some(id)
 }
 
+/// A send as the history records it.
+pub(super) struct Sent {
+    pub id: u64,
+    pub from: Addr,
+    pub to: Addr,
+    /// When it is due at `to` (virtual nanoseconds).
+    pub deliver_at_ns: u64,
+    /// Whether a reorder fault moved it behind later sends (said in the readable detail).
+    pub reordered: bool,
+    /// The payload's stable digest.
+    pub digest: u64,
+}
+
 /// The send event, with its readable detail when recording.
-#[allow(clippy::too_many_arguments)]
 #[inline]
-pub(super) fn record_send<M: Message>(
-    w: &mut World,
-    id: u64,
-    from: Addr,
-    to: Addr,
-    at: u64,
-    reordered: bool,
-    digest: u64,
-    payload: &M,
-) {
+pub(super) fn record_send<M: Message>(w: &mut World, sent: Sent, payload: &M) {
     let kind = EventKind::Send {
-        msg: id,
-        to: to.node.0,
-        deliver_at_ns: at,
-        digest,
+        msg: sent.id,
+        to: sent.to.node.0,
+        deliver_at_ns: sent.deliver_at_ns,
+        digest: sent.digest,
     };
     if w.history.is_recording() {
-        let detail = send_detail(w, id, from, to, at, reordered, payload);
-        w.record(Some(from.node.0), kind, || detail);
+        let detail = send_detail(w, &sent, payload);
+        w.record(Some(sent.from.node.0), kind, || detail);
     } else {
-        w.record(Some(from.node.0), kind, String::new);
+        w.record(Some(sent.from.node.0), kind, String::new);
     }
 }
 
 /// The readable detail of a send event (recording runs only).
 #[cold]
 #[inline(never)]
-fn send_detail<M: Message>(
-    w: &World,
-    id: u64,
-    from: Addr,
-    to: Addr,
-    at: u64,
-    reordered: bool,
-    payload: &M,
-) -> String {
+fn send_detail<M: Message>(w: &World, sent: &Sent, payload: &M) -> String {
     format!(
         "{} +{}ms{} {payload:?}",
-        route_text(w, id, from, to),
-        (at - w.clock.now_ns()) / 1_000_000,
-        if reordered { " (reordered)" } else { "" }
+        route_text(w, sent.id, sent.from, sent.to),
+        (sent.deliver_at_ns - w.clock.now_ns()) / 1_000_000,
+        if sent.reordered { " (reordered)" } else { "" }
     )
 }
 
@@ -461,7 +467,18 @@ fn send_faulted<M: Message>(
     } else {
         fifo_at(w, a, b, latency)
     };
-    record_send(w, id, from, to, at, reordered, digest, &payload);
+    record_send(
+        w,
+        Sent {
+            id,
+            from,
+            to,
+            deliver_at_ns: at,
+            reordered,
+            digest,
+        },
+        &payload,
+    );
     if w.net.is_cut(a, b) {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
             format!("#{id}: partitioned")

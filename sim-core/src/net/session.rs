@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::datagram::{boxed, record_send, unbox, wire_id, Message, Socket};
+use super::datagram::{boxed, record_send, unbox, wire_id, Message, Sent, Socket};
 use super::{draw_link_faults, fifo_at, incarnation, latency_ns, Addr, NetError, PER_MILLE};
 use crate::choice::Choices;
 use crate::trace::{stable_hash, EventKind};
@@ -264,7 +264,18 @@ pub(super) fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payloa
     }
     let latency = latency_ns(w, a, b);
     let at = fifo_at(w, a, b, latency);
-    record_send(w, id, from, to, at, false, digest, &payload);
+    record_send(
+        w,
+        Sent {
+            id,
+            from,
+            to,
+            deliver_at_ns: at,
+            reordered: false,
+            digest,
+        },
+        &payload,
+    );
     let fault = if !faultable {
         None
     } else if w.net.is_cut(a, b) {
