@@ -21,6 +21,13 @@ use crate::world::{self, with, World};
 
 /// What a message must be: any `'static` value that can be printed in a trace, hashed into
 /// the history, and cloned (a duplicated datagram is a clone).
+///
+/// A type from another crate that has no `Hash` (a third-party protocol's wire message, say)
+/// goes on the wire wrapped: [`crate::net::Foreign::by_debug`] hashes it by its `Debug` text.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent over the simulated network: a message must be `Debug + Hash + Clone + 'static`",
+    note = "for a type you cannot derive `Hash` on (another crate's message), send `sim_core::net::Foreign::by_debug(value)` instead: it hashes the value by its `Debug` text"
+)]
 pub trait Message: Any + Debug + Hash + Clone {}
 impl<T: Any + Debug + Hash + Clone> Message for T {}
 
