@@ -39,7 +39,15 @@ fn shard(dir: &PathBuf, name: &str, sweep: &[&str], i: u64, n: u64) -> String {
     let shard = format!("{i}/{n}");
     let d = dir.display().to_string();
     let args = [
-        &["sweep", "--shard", &shard, "--out", &path, "--failures-dir", &d][..],
+        &[
+            "sweep",
+            "--shard",
+            &shard,
+            "--out",
+            &path,
+            "--failures-dir",
+            &d,
+        ][..],
         sweep,
     ]
     .concat();
@@ -119,14 +127,20 @@ fn a_killed_shard_is_refused_and_partial_counts_its_failures() {
     // An absent shard: --partial names it too.
     let absent = sim(&["merge", "--partial", &s0]);
     assert!(
-        absent.stdout.contains("missing shard=1/2 range=0..60 seeds=30 reason=absent"),
+        absent
+            .stdout
+            .contains("missing shard=1/2 range=0..60 seeds=30 reason=absent"),
         "{}",
         absent.stdout
     );
     // A shard stopped early (its summary says so) is refused, and named.
     let stopped = dir.join("stopped.jsonl").display().to_string();
     let text = std::fs::read_to_string(&s1).unwrap();
-    std::fs::write(&stopped, text.replace("\"complete\":true", "\"complete\":false")).unwrap();
+    std::fs::write(
+        &stopped,
+        text.replace("\"complete\":true", "\"complete\":false"),
+    )
+    .unwrap();
     let out = sim(&["merge", &s0, &stopped]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("was stopped after"), "{}", out.stderr);
@@ -138,10 +152,19 @@ fn a_killed_shard_is_refused_and_partial_counts_its_failures() {
 #[test]
 fn a_killed_shard_of_another_run_is_refused() {
     let dir = scratch("other");
-    let correct = shard(&dir, "c.jsonl", &["--system", "two-pc", "--seeds", "0..30"], 0, 1);
+    let correct = shard(
+        &dir,
+        "c.jsonl",
+        &["--system", "two-pc", "--seeds", "0..30"],
+        0,
+        1,
+    );
     let bug = shard(&dir, "b.jsonl", &TWO_PC_BUG, 0, 1);
     let k = killed(&bug, &dir.join("k.jsonl").display().to_string());
-    for args in [vec!["merge", &correct, &k], vec!["merge", "--partial", &correct, &k]] {
+    for args in [
+        vec!["merge", &correct, &k],
+        vec!["merge", "--partial", &correct, &k],
+    ] {
         let out = sim(&args);
         assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains("different runs"), "{}", out.stderr);

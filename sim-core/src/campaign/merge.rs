@@ -180,12 +180,7 @@ impl Gap {
     /// `reason=... ` and the numbers, as `key=value` words.
     pub fn words(&self) -> String {
         let seeds = match &self.range {
-            Some(r) => format!(
-                "range={}..{} seeds={}",
-                r.start,
-                r.end,
-                self.shard.len(r)
-            ),
+            Some(r) => format!("range={}..{} seeds={}", r.start, r.end, self.shard.len(r)),
             None => "range=unknown".to_string(),
         };
         let reason = match &self.reason {
@@ -213,7 +208,7 @@ impl fmt::Display for Gap {
                 r.start,
                 r.end
             ),
-            None => "its seeds".to_string(),
+            None => "seed range unknown: no summary line says it".to_string(),
         };
         write!(f, "shard {shard} of {variant} ({part}) ")?;
         match &self.reason {
@@ -535,9 +530,8 @@ fn run_key(files: &[ShardFile]) -> Result<(RunKey, Option<u64>), MergeError> {
             }
         }
     }
-    let (key, _) = first.ok_or_else(|| {
-        MergeError::Incomplete(vec!["no file holds a result line".to_string()])
-    })?;
+    let (key, _) = first
+        .ok_or_else(|| MergeError::Incomplete(vec!["no file holds a result line".to_string()]))?;
     Ok((key, variants))
 }
 

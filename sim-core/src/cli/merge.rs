@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{Cli, CliError};
-use crate::campaign::{self, Merged, ShardFile};
+use crate::campaign::{self, MergeReport, Merged, ShardFile};
 
 #[derive(Args, Debug)]
 pub(super) struct MergeArgs {
@@ -21,6 +21,9 @@ pub(super) struct MergeArgs {
     /// counted, and a `missing shard=I/N ...` line names each part of the seeds not covered.
     #[arg(long)]
     partial: bool,
+    /// Print one JSON object per variant (and the verdict) instead of key=value lines.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(super) fn execute(_cli: &Cli, args: &MergeArgs, out: &mut dyn Write) -> Result<i32, CliError> {
@@ -42,28 +45,66 @@ pub(super) fn execute(_cli: &Cli, args: &MergeArgs, out: &mut dyn Write) -> Resu
             bugs += 1;
             bugs_found += u64::from(m.failures > 0);
         }
-        print_merged(m, args.list, out)?;
+        if args.json {
+            print_json(m, args.list, out)?;
+        } else {
+            print_merged(m, args.list, out)?;
+        }
+    }
+    if args.json {
+        if report.merged.first().is_some_and(|m| m.all) || report.missing_variants > 0 {
+            let json = serde_json::json!({"campaign": verdict(correct_failed, (bugs_found, bugs), &report),
+                "correct_runs_failed": correct_failed, "planted_bugs_found": bugs_found,
+                "planted_bugs": bugs, "missing_variants": report.missing_variants});
+            writeln!(out, "{json}")?;
+        }
+        return Ok(i32::from(any_failure));
     }
     if report.missing_variants > 0 {
         writeln!(out, "missing variants={}", report.missing_variants)?;
     }
     if report.merged.first().is_some_and(|m| m.all) {
-        let verdict = if correct_failed > 0 {
-            "UNEXPECTED"
-        } else if report.is_partial() {
-            // Unfound bugs may be in the seeds no shard reported.
-            "INCOMPLETE"
-        } else if bugs_found == bugs {
-            "as-expected"
-        } else {
-            "UNEXPECTED"
-        };
+        let verdict = verdict(correct_failed, (bugs_found, bugs), &report);
         writeln!(
             out,
             "campaign={verdict} correct_runs_failed={correct_failed} planted_bugs_found={bugs_found}/{bugs}"
         )?;
     }
     Ok(i32::from(any_failure))
+}
+
+/// `as-expected` when no correct run failed and every planted bug was found; `INCOMPLETE`
+/// when no correct run failed but seeds are missing (an unfound bug may be in them).
+fn verdict(correct_failed: u64, (found, bugs): (u64, u64), report: &MergeReport) -> &'static str {
+    if correct_failed > 0 {
+        "UNEXPECTED"
+    } else if report.is_partial() {
+        "INCOMPLETE"
+    } else if found == bugs {
+        "as-expected"
+    } else {
+        "UNEXPECTED"
+    }
+}
+
+/// One variant as `sim sweep --json` prints it, with the parts missing.
+fn print_json(m: &Merged, list: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    if list {
+        for (seed, class) in &m.failing {
+            let json = serde_json::json!({"system": m.system, "bug": m.bug,
+                "failure": {"seed": seed, "class": class}});
+            writeln!(out, "{json}")?;
+        }
+    }
+    let missing: Vec<String> = m.missing.iter().map(|g| g.words()).collect();
+    let json = serde_json::json!({
+        "system": m.system, "bug": m.bug, "seeds": m.runs, "failures": m.failures,
+        "first_failure_seed": m.first_failure.as_ref().map(|f| f.0),
+        "replay": m.first_failure.as_ref().map(|f| &f.1), "classes": m.classes,
+        "runs_per_sec": m.runs_per_sec.round(), "missing": missing,
+    });
+    writeln!(out, "{json}")?;
+    Ok(())
 }
 
 fn read_file(path: &PathBuf) -> Result<ShardFile, CliError> {

@@ -128,7 +128,11 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
         print_first_failure(cli, args, variant, &swept, out)?;
         print_summary(args, variant, &swept, out)?;
         if let Some(w) = results.as_mut() {
-            let run = (campaign_words(args), variants.len() as u64, cli.build.commit);
+            let run = (
+                campaign_words(args),
+                variants.len() as u64,
+                cli.build.commit,
+            );
             write_line(w, &summary_line(args, variant, &seeds, &swept, run))?;
         }
         if !swept.complete {
