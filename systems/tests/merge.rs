@@ -5,7 +5,7 @@
 // The files are the test's own, outside any simulation.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 struct Out {
@@ -34,7 +34,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Runs shard `i/n` of a sweep into `dir/name`; the file's path.
-fn shard(dir: &PathBuf, name: &str, sweep: &[&str], i: u64, n: u64) -> String {
+fn shard(dir: &Path, name: &str, sweep: &[&str], i: u64, n: u64) -> String {
     let path = dir.join(name).display().to_string();
     let shard = format!("{i}/{n}");
     let d = dir.display().to_string();

@@ -366,10 +366,15 @@ fn parse_shard(text: &str, at: &str) -> Result<Shard, MergeError> {
     Shard::parse(text).map_err(|e| MergeError::Inconsistent(format!("{at}: {e}")))
 }
 
-/// Merges shard results files into one result per variant. See the [module docs](self): a
-/// file, shard or variant missing, killed or stopped is an error naming it, unless `partial`,
-/// which merges what exists and lists the rest; shards of different runs, a shard or seed
-/// given twice, and lines that contradict their shard are errors either way.
+/// Merges shard results files into one result per variant, in the order they first appear.
+///
+/// Every shard `0..N` of every variant must be there once and whole (its summary line says
+/// `complete`), and every summary of the same run: the same campaign words, seed range, shard
+/// count and commit. A file, shard or variant missing, killed (failure lines, no summary) or
+/// stopped is an error naming it, unless `partial`, which merges what exists and lists the
+/// rest as [`Gap`]s; then the failures counted are every failure line seen, a killed shard's
+/// too. Shards of different runs, a shard, seed or file given twice, and lines that
+/// contradict their shard are errors either way.
 pub fn merge(files: &[ShardFile], partial: bool) -> Result<MergeReport, MergeError> {
     let mut report = MergeReport::default();
     for (i, file) in files.iter().enumerate() {
