@@ -5,32 +5,9 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn sim(args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .output()
-        .expect("the sim binary runs");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-fn value(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .flat_map(|l| l.split_whitespace())
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_string))
-}
+mod common;
+use common::{sim, value};
 
 struct Fixtures {
     dir: PathBuf,

@@ -6,25 +6,9 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn sim(args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .output()
-        .expect("the sim binary runs");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
+mod common;
+use common::{sim, value};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sim-merge-{}-{name}", std::process::id()));
@@ -73,13 +57,6 @@ fn failure_lines(path: &str) -> u64 {
     text.lines()
         .filter(|l| l.contains("\"kind\":\"failure\""))
         .count() as u64
-}
-
-fn value(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .flat_map(|l| l.split_whitespace())
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_string))
 }
 
 const TWO_PC_BUG: [&str; 6] = [

@@ -543,9 +543,6 @@ fn run_key(files: &[ShardFile]) -> Result<(RunKey, Option<u64>), MergeError> {
 /// Every line, by variant in order of first appearance; a shard or seed twice is an error.
 fn group(files: &[ShardFile], count: u64) -> Result<Vec<VariantLines<'_>>, MergeError> {
     let mut groups: Vec<VariantLines> = Vec::new();
-    let index = |groups: &[VariantLines<'_>], variant: &str| -> Option<usize> {
-        groups.iter().position(|g| g.variant == variant)
-    };
     for file in files {
         for (n, line) in &file.lines {
             let at = format!("{}:{n}", file.name);
@@ -562,22 +559,7 @@ fn group(files: &[ShardFile], count: u64) -> Result<Vec<VariantLines<'_>>, Merge
                     elapsed_s,
                     ..
                 } => {
-                    let i = match index(&groups, variant) {
-                        Some(i) => i,
-                        None => {
-                            groups.push(VariantLines {
-                                variant,
-                                system,
-                                bug,
-                                all: *all,
-                                summaries: BTreeMap::new(),
-                                failures: BTreeMap::new(),
-                                failure_files: BTreeMap::new(),
-                            });
-                            groups.len() - 1
-                        }
-                    };
-                    let g = &mut groups[i];
+                    let g = group_of(&mut groups, variant);
                     let s = parse_shard(shard, &at)?;
                     if g.system.is_empty() {
                         (g.system, g.bug, g.all) = (system, bug, *all);
@@ -610,23 +592,7 @@ fn group(files: &[ShardFile], count: u64) -> Result<Vec<VariantLines<'_>>, Merge
                     replay,
                     ..
                 } => {
-                    let i = match index(&groups, variant) {
-                        Some(i) => i,
-                        None => {
-                            // Named by its summary when one comes; a killed shard has none.
-                            groups.push(VariantLines {
-                                variant,
-                                system: "",
-                                bug: "",
-                                all: false,
-                                summaries: BTreeMap::new(),
-                                failures: BTreeMap::new(),
-                                failure_files: BTreeMap::new(),
-                            });
-                            groups.len() - 1
-                        }
-                    };
-                    let g = &mut groups[i];
+                    let g = group_of(&mut groups, variant);
                     let s = parse_shard(shard, &at)?;
                     debug_assert_eq!(s.count, count, "checked by run_key");
                     let class = Class::parse(class).ok_or_else(|| {
@@ -656,6 +622,30 @@ fn group(files: &[ShardFile], count: u64) -> Result<Vec<VariantLines<'_>>, Merge
         }
     }
     Ok(groups)
+}
+
+/// The lines of `variant` so far, new and empty if none. A variant first seen in a failure
+/// line is named by its summary when one comes; a killed shard has none.
+fn group_of<'a, 'g>(
+    groups: &'g mut Vec<VariantLines<'a>>,
+    variant: &'a str,
+) -> &'g mut VariantLines<'a> {
+    let i = match groups.iter().position(|g| g.variant == variant) {
+        Some(i) => i,
+        None => {
+            groups.push(VariantLines {
+                variant,
+                system: "",
+                bug: "",
+                all: false,
+                summaries: BTreeMap::new(),
+                failures: BTreeMap::new(),
+                failure_files: BTreeMap::new(),
+            });
+            groups.len() - 1
+        }
+    };
+    &mut groups[i]
 }
 
 /// One variant merged: its checks, its gaps, its counts.
