@@ -171,6 +171,8 @@ fn empty_foreign_repeated_and_mismatched_files_are_refused() {
     let faults = [&TWO_PC_BUG[..], &["--faults", "all"]].concat();
     let f1 = shard(&dir, "f1.jsonl", &faults, 1, 2);
     let three = shard(&dir, "t1.jsonl", &TWO_PC_BUG, 1, 3);
+    let first = [&TWO_PC_BUG[..], &["--until-first"]].concat();
+    let u1 = shard(&dir, "u1.jsonl", &first, 1, 2);
     #[rustfmt::skip]
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec![&s0, &s1, &empty], "empty.jsonl holds no shard results"),
@@ -184,6 +186,7 @@ fn empty_foreign_repeated_and_mismatched_files_are_refused() {
         (vec![&s0, &m1], "different runs"),
         (vec![&s0, &f1], "different runs"),
         (vec![&s0, &three], "different runs"),
+        (vec![&u1], "a sweep with --until-first"),
     ];
     let mut wrong = Vec::new();
     for (files, fragment) in &cases {

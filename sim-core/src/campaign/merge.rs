@@ -124,6 +124,9 @@ pub enum MergeError {
     /// Shards or variants missing, killed or stopped.
     #[error("the results are not one whole sweep: {}; rerun what is missing, or merge what exists with --partial (it counts every failure line and names the missing seeds)", first_few(.0))]
     Incomplete(Vec<String>),
+    /// Shards of a sweep that stopped at each shard's first failure.
+    #[error("{0}: a sweep with --until-first stops each shard at its own first failure, so its shards do not add up to one sweep; sweep the shards without --until-first")]
+    UntilFirst(String),
     /// Lines that contradict each other or their shard.
     #[error("{0}; the file was edited or mixes runs: give the files `sim sweep --shard I/N --out FILE` wrote, unchanged")]
     Inconsistent(String),
@@ -487,6 +490,9 @@ fn run_key(files: &[ShardFile]) -> Result<(RunKey, Option<u64>), MergeError> {
                     count: parse_shard(shard, &at)?.count,
                     commit: commit.clone(),
                 };
+                if key.campaign.ends_with("--until-first") {
+                    return Err(MergeError::UntilFirst(at));
+                }
                 check(key, at)?;
                 variants = variants.or(*v);
             }
