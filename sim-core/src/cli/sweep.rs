@@ -129,7 +129,7 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
         print_summary(args, variant, &swept, out)?;
         if let Some(w) = results.as_mut() {
             let run = (
-                campaign_words(args),
+                campaign_words(args, &variants),
                 variants.len() as u64,
                 cli.build.commit,
             );
@@ -312,15 +312,13 @@ fn summary_line(
 
 /// The sweep's words but `--seeds`, `--shard` and where output goes: what `sim merge`
 /// requires every shard to share.
-fn campaign_words(args: &SweepArgs) -> String {
-    let mut words = match &args.system {
-        Some(system) => vec!["--system".to_string(), system.clone()],
-        None => vec!["--all".to_string()],
+fn campaign_words(args: &SweepArgs, variants: &[Variant]) -> String {
+    let mut words = match variants {
+        [one] if !args.all => one.arg_words(),
+        _ => std::iter::once("--all".to_string())
+            .chain(args.variant.flags.to_args())
+            .collect(),
     };
-    if let Some(bug) = &args.variant.bug {
-        words.extend(["--bug".to_string(), bug.clone()]);
-    }
-    words.extend(args.variant.flags.to_args());
     if args.until_first {
         words.push("--until-first".to_string());
     }
