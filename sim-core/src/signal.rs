@@ -29,7 +29,7 @@
 //!
 //! Switch them with the `SIM_SIGNAL` environment variable: a comma list of `edges`, `labels`,
 //! `hash`, `reject`, or `all`, or `none` (see [`Signals::parse`]); unset gives
-//! [`Signals::default`].
+//! [`Signals::default`]; set but empty is an error (write `none` for no signal).
 //!
 //! ```
 //! use sim_core::signal::Signals;
@@ -77,7 +77,10 @@ impl Signals {
     pub fn parse(text: &str) -> Result<Signals, SignalError> {
         let text = text.trim();
         match text {
-            "none" | "" => return Ok(Signals::NONE),
+            // Set but empty is a mistake (an unset variable in a script), not a choice: the
+            // way to turn every signal off is `none`.
+            "" => return Err(SignalError::Empty),
+            "none" => return Ok(Signals::NONE),
             "all" => return Ok(Signals::ALL),
             _ => {}
         }
@@ -154,6 +157,9 @@ pub enum SignalError {
     /// Not one of the known signal names.
     #[error("SIM_SIGNAL: unknown signal {0:?}; use a comma list of edges, labels, hash, reject, or all, or none")]
     Unknown(String),
+    /// Set, but to nothing.
+    #[error("SIM_SIGNAL is set but empty; unset it for the default signals (edges,labels,reject), or write SIM_SIGNAL=none to turn every signal off")]
+    Empty,
 }
 
 /// Node slots for edge features (node ids are folded into these).
@@ -395,6 +401,9 @@ mod tests {
             assert_eq!(Signals::parse(text).unwrap().to_string(), text, "{text}");
         }
         assert_eq!(Signals::parse("all").unwrap(), Signals::ALL);
+        // Set but empty says how to get the default or nothing, instead of silently nothing.
+        assert_eq!(Signals::parse(""), Err(SignalError::Empty));
+        assert_eq!(Signals::parse("  "), Err(SignalError::Empty));
         assert_eq!(
             Signals::parse("edges,nope"),
             Err(SignalError::Unknown("nope".into()))

@@ -61,8 +61,8 @@ pub enum CliError {
     /// Bad system or bug name, or a flag the system does not read.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// `--seeds` is not `A..B`.
-    #[error("--seeds {0:?} is not a range; write it as START..END, e.g. --seeds 0..1000")]
+    /// `--seeds` is not `A..B` with `A < B`.
+    #[error("{}", bad_seeds(.0))]
     BadSeeds(String),
     /// A file could not be read or written.
     #[error("cannot {action} {path}: {source}; check the path and its permissions")]
@@ -113,6 +113,22 @@ pub enum CliError {
     /// A trace file was given where an input is expected.
     #[error("{0} is a trace file (a recorded history), not an input; replay the repro file written next to it, or draw the trace with: sim render {0}")]
     TraceNotInput(String),
+    /// A readable trace (`*.trace.txt`) was given where an input is expected.
+    #[error("{path} is a readable trace (the lines `sim run` prints), not an input; {fix}")]
+    TraceTextNotInput {
+        /// The file.
+        path: String,
+        /// What to run instead.
+        fix: String,
+    },
+    /// JSON that is not a repro file was given where an input is expected.
+    #[error("{path} is JSON but not a repro file: {what}; give a repro file (*.repro.json, written by sim run, sweep and shrink) or a raw input file (a fuzz input, or --save-input of sim run)")]
+    JsonNotRepro {
+        /// The file.
+        path: String,
+        /// What it is or lacks.
+        what: String,
+    },
     /// A flag disagrees with the repro file it accompanies.
     #[error("{0}; drop the flag (the repro file says how to run it) or use the matching value")]
     ReproConflict(String),
@@ -130,17 +146,23 @@ pub enum CliError {
         /// What went wrong.
         reason: String,
     },
+    /// `sim determinism` asked for fewer than two runs in all.
+    #[error("--runs {runs} --processes {processes} is {} run(s) in all, and one run has nothing to agree with; give at least two, e.g. --runs 2 --processes 0 (default: --runs 10 --processes 3)", .runs + .processes)]
+    TooFewRuns {
+        /// `--runs`.
+        runs: u64,
+        /// `--processes`.
+        processes: u64,
+    },
+    /// `sim corpus` would overwrite an entry.
+    #[error("{0} exists, and sim corpus does not overwrite corpus entries; write into an empty directory, or add --force to overwrite")]
+    WouldOverwrite(PathBuf),
     /// `SIM_OS_HOOKS` holds something other than `on` or `off`.
     #[error(transparent)]
     HooksSetting(#[from] crate::os::BadHooksSetting),
     /// A story filter names a node or kind the trace does not have.
     #[error(transparent)]
     StoryFilter(#[from] crate::render::StoryFilterError),
-    /// `--json` on a command that prints traces.
-    #[error(
-        "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
-    )]
-    JsonUnsupported(&'static str),
 }
 
 #[derive(Parser, Debug)]
@@ -386,4 +408,44 @@ impl Cli {
 
 fn bug_label(bug: Option<&str>) -> &str {
     bug.unwrap_or("correct")
+}
+
+/// The error for a file given as an input that holds no input: a trace (JSON or readable),
+/// or JSON that is not a repro file.
+fn not_an_input(path: &Path, file: crate::repro::InputFile) -> CliError {
+    use crate::repro::InputFile;
+    let name = path.display().to_string();
+    match file {
+        InputFile::Json(what) => CliError::JsonNotRepro { path: name, what },
+        InputFile::TraceText => {
+            let repro = name
+                .strip_suffix(".trace.txt")
+                .map(|stem| format!("{stem}.repro.json"));
+            let fix = match repro {
+                Some(repro) => format!("replay the repro file written next to it: sim replay {repro}"),
+                None => "replay the repro file written next to it (sim replay FILE.repro.json), or draw its JSON trace with sim render FILE.trace.json".to_string(),
+            };
+            CliError::TraceTextNotInput { path: name, fix }
+        }
+        InputFile::Trace(_) | InputFile::Repro(_) | InputFile::Raw(_) => {
+            CliError::TraceNotInput(name)
+        }
+    }
+}
+
+/// What is wrong with a `--seeds` value that is not a range `START..END` with `START < END`.
+fn bad_seeds(text: &str) -> String {
+    let bounds = text
+        .split_once("..")
+        .and_then(|(a, b)| Some((a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?)));
+    match bounds {
+        Some((a, b)) if a == b => format!(
+            "--seeds {text} is empty: END is excluded, so it holds no seed; for seed {a} alone write --seeds {a}..{}",
+            a.saturating_add(1)
+        ),
+        Some((a, b)) if a > b => format!(
+            "--seeds {text} is reversed: START must be below END; write --seeds {b}..{a}"
+        ),
+        _ => format!("--seeds {text:?} is not a range; write it as START..END, e.g. --seeds 0..1000"),
+    }
 }

@@ -114,7 +114,7 @@ fn run_spec(cli: &Cli, args: &RunArgs) -> Result<RunSpec, CliError> {
             let input = files::repro_input(path, &repro)?;
             Ok(RunSpec::new(variant, input))
         }
-        InputFile::Trace(_) => Err(CliError::TraceNotInput(path.display().to_string())),
+        other => Err(super::not_an_input(path, other)),
     }
 }
 

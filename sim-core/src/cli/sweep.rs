@@ -128,7 +128,12 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
         print_first_failure(cli, args, variant, &swept, out)?;
         print_summary(args, variant, &swept, out)?;
         if let Some(w) = results.as_mut() {
-            write_line(w, &summary_line(args, variant, &seeds, &swept))?;
+            let run = (
+                campaign_words(args, &variants),
+                variants.len() as u64,
+                cli.build.commit,
+            );
+            write_line(w, &summary_line(args, variant, &seeds, &swept, run))?;
         }
         if !swept.complete {
             print_interrupted(cli, variant, &swept, out)?;
@@ -284,6 +289,7 @@ fn summary_line(
     variant: &Variant,
     seeds: &std::ops::Range<u64>,
     swept: &Swept,
+    (campaign, variants, commit): (String, u64, &str),
 ) -> ShardLine {
     let tally = &swept.tally;
     ShardLine::Summary {
@@ -298,7 +304,25 @@ fn summary_line(
         complete: swept.complete,
         all: args.all,
         elapsed_s: tally.runs as f64 / swept.runs_per_sec.max(1e-9),
+        campaign: Some(campaign),
+        variants: Some(variants),
+        commit: Some(commit.to_string()),
     }
+}
+
+/// The sweep's words but `--seeds`, `--shard` and where output goes: what `sim merge`
+/// requires every shard to share.
+fn campaign_words(args: &SweepArgs, variants: &[Variant]) -> String {
+    let mut words = match variants {
+        [one] if !args.all => one.arg_words(),
+        _ => std::iter::once("--all".to_string())
+            .chain(args.variant.flags.to_args())
+            .collect(),
+    };
+    if args.until_first {
+        words.push("--until-first".to_string());
+    }
+    words.join(" ")
 }
 
 /// The lowest failure's trace tail, identity, files and replay line.
