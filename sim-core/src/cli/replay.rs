@@ -133,7 +133,7 @@ fn print_json(
         "history_hash_hex": format!("{:016x}", outcome.history_hash),
         "pinned_history_hash": pinned.repro.as_ref().and_then(|r| r.history_hash.clone()),
         "strict": strict, "strict_message": checked.and_then(|c| c.err()),
-        "input": run.input_identity(), "identity": run.identity(cli.build).to_string(),
+        "input": run.input_identity(), "identity": RunIdentity::of(run, cli.build).to_string(),
         "trace_json": args.trace_json.as_ref().map(|p| p.display().to_string()),
         "trace_lines": kept.len(), "of": events.len(), "trace": kept,
     });
