@@ -96,27 +96,10 @@ fn assert_every_failure_logged(log: &Path, ran_below: Option<u64>) -> Vec<u64> {
     logged
 }
 
-#[test]
-fn a_sweep_killed_with_sigkill_has_logged_every_failure_it_found() {
-    let dir = scratch("kill");
-    let d = dir.display().to_string();
-    let mut child = Command::new(SIM)
-        .args(sweep_args(&d, ENDLESS, &[]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let log = dir.join(LOG);
-    wait_for_failures(&mut child, &log, 20);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let logged = assert_every_failure_logged(&log, None);
-    assert!(logged.len() >= 20, "{logged:?}");
-}
-
-#[test]
-fn sigterm_stops_a_sweep_like_ctrl_c_and_exits_143() {
-    let dir = scratch("term");
+/// A sweep of an endless range of `BUGGY` on one worker, once its failure log holds 20
+/// failures; and the log.
+fn sweep_with_failures_found(test: &str) -> (Child, PathBuf) {
+    let dir = scratch(test);
     let d = dir.display().to_string();
     let mut child = Command::new(SIM)
         .args(sweep_args(&d, ENDLESS, &[]))
@@ -126,6 +109,21 @@ fn sigterm_stops_a_sweep_like_ctrl_c_and_exits_143() {
         .unwrap();
     let log = dir.join(LOG);
     wait_for_failures(&mut child, &log, 20);
+    (child, log)
+}
+
+#[test]
+fn a_sweep_killed_with_sigkill_has_logged_every_failure_it_found() {
+    let (mut child, log) = sweep_with_failures_found("kill");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let logged = assert_every_failure_logged(&log, None);
+    assert!(logged.len() >= 20, "{logged:?}");
+}
+
+#[test]
+fn sigterm_stops_a_sweep_like_ctrl_c_and_exits_143() {
+    let (child, log) = sweep_with_failures_found("term");
     let kill = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -195,34 +193,25 @@ fn a_failure_that_cannot_be_written_is_printed_before_the_error() {
     // The directory takes the probe and the log, but not the first failure's trace file.
     std::fs::create_dir(dir.join(format!("two-pc-first-vote-wins-seed-{first}.trace.txt")))
         .unwrap();
-    let o = Command::new(SIM)
-        .args(sweep_args(&d, "0..50", &[]))
-        .output()
-        .unwrap();
-    let (out, err) = (text(&o.stdout), text(&o.stderr));
-    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
-    assert!(
-        out.contains(&format!("failure seed={first} class=")),
-        "{out}"
-    );
-    let replay = out.lines().find(|l| l.starts_with("replay=")).unwrap_or("");
-    assert!(replay.ends_with(&format!("--seed {first}")), "{out}");
-    assert!(err.contains("cannot write failure files into"), "{err}");
-    assert_eq!(logged_seeds(&dir.join(LOG))[0], first);
-
-    // A full disk under --out.
-    if Path::new("/dev/full").exists() {
-        let args = sweep_args(&d, "0..50", &["--out", "/dev/full"]);
-        let o = Command::new(SIM).args(args).output().unwrap();
+    // Exit 2 with the error, but the failure's seed and replay line on stdout first.
+    let printed_before_error = |extra: &[&str], error: &str| {
+        let o = Command::new(SIM)
+            .args(sweep_args(&d, "0..50", extra))
+            .output()
+            .unwrap();
         let (out, err) = (text(&o.stdout), text(&o.stderr));
         assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
-        assert!(
-            out.contains(&format!("failure seed={first} class=")),
-            "{out}"
-        );
+        let failure = format!("failure seed={first} class=");
+        assert!(out.contains(&failure), "{out}");
         let replay = out.lines().find(|l| l.starts_with("replay=")).unwrap_or("");
         assert!(replay.ends_with(&format!("--seed {first}")), "{out}");
-        assert!(err.contains("/dev/full"), "{err}");
+        assert!(err.contains(error), "{err}");
+    };
+    printed_before_error(&[], "cannot write failure files into");
+    assert_eq!(logged_seeds(&dir.join(LOG))[0], first);
+    // A full disk under --out.
+    if Path::new("/dev/full").exists() {
+        printed_before_error(&["--out", "/dev/full"], "cannot write /dev/full");
     }
 }
 
