@@ -264,12 +264,13 @@ pub struct Cli {
     systems: Vec<SystemSpec>,
     replay_prefix: String,
     build: BuildInfo,
-    /// Set by Ctrl-C or SIGTERM (in [`Cli::main`]): a sweep stops and prints what it found
-    /// so far.
+    /// Set by Ctrl-C or SIGTERM during a sweep (run from [`Cli::main`]): the sweep stops and
+    /// prints what it found so far.
     stop: Arc<AtomicBool>,
-    /// `out` is this process's standard output (in [`Cli::main`]): a sweep checks while it
-    /// runs whether its reader has gone.
-    watch_stdout: bool,
+    /// Run from [`Cli::main`]: `out` is this process's standard output and its signals are
+    /// the command's. A sweep then stops on a signal, and checks while it runs whether its
+    /// standard output's reader has gone.
+    whole_process: bool,
 }
 
 impl Cli {
@@ -280,7 +281,7 @@ impl Cli {
             replay_prefix: "sim".to_string(),
             build: BuildInfo::UNKNOWN,
             stop: Arc::new(AtomicBool::new(false)),
-            watch_stdout: false,
+            whole_process: false,
         }
     }
 
@@ -296,17 +297,13 @@ impl Cli {
         self
     }
 
-    /// Parses the process arguments, runs, and returns the exit code. Ctrl-C, SIGTERM or
-    /// SIGHUP stops a sweep cleanly: it prints the summary so far and the replay line of each
-    /// failure found; a second signal ends the process at once. A closed standard output
-    /// (`| head`) ends a command quietly with exit status 141.
+    /// Parses the process arguments, runs, and returns the exit code. During a sweep, Ctrl-C,
+    /// SIGTERM or SIGHUP stops it cleanly: it prints the summary so far and the replay line
+    /// of each failure found; a second signal ends the process at once (other commands end
+    /// at the first, as any process does). A closed standard output (`| head`) ends a command
+    /// quietly with exit status 141.
     pub fn main(mut self) -> i32 {
-        if let Err(e) = interrupt::install(&self.stop) {
-            output::to_stderr(&format!(
-                "warning: Ctrl-C and SIGTERM will end the process without a summary ({e})"
-            ));
-        }
-        self.watch_stdout = true;
+        self.whole_process = true;
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         self.execute(std::env::args_os(), &mut out)

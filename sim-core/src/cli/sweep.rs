@@ -124,6 +124,13 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
     }
     let variants = variants(cli, args)?;
     files::check_dir_writable(&args.output.failures_dir)?;
+    if cli.whole_process {
+        if let Err(e) = interrupt::install(&cli.stop) {
+            output::to_stderr(&format!(
+                "warning: Ctrl-C and SIGTERM will end the sweep without a summary ({e})"
+            ));
+        }
+    }
     let mut results = match &args.out {
         Some(path) => Some(LineFile::create(path)?),
         None => None,
@@ -392,7 +399,7 @@ fn sweep_one(
             failures,
         } => {
             progress.advance(worker, runs, failures);
-            if cli.watch_stdout && !stdout_gone && output::stdout_reader_gone() {
+            if cli.whole_process && !stdout_gone && output::stdout_reader_gone() {
                 stdout_gone = true;
                 // Asked to keep results in a file, the sweep goes on; else nobody would see them.
                 if recorder.results.is_none() {
