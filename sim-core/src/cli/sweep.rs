@@ -159,21 +159,25 @@ pub(super) fn execute(cli: &Cli, args: &SweepArgs, out: &mut dyn Write) -> Resul
         if let Some(w) = results.as_mut() {
             w.write(&summary_line(args, variant, &seeds, &swept))?;
         }
-        let lines = |list: bool| -> Result<Vec<u8>, CliError> {
+        // For stdout, or (`for_stdout` false) for stderr when stdout has gone: there without
+        // the --list lines (every failing seed is in the log) and, with --json, without the
+        // first failure's details (already on stderr).
+        let lines = |for_stdout: bool| -> Result<Vec<u8>, CliError> {
             let mut lines = Vec::new();
-            print_first_failure(cli, args, variant, &swept, &mut lines)?;
-            print_summary(args, list, variant, &swept, &mut lines)?;
+            if for_stdout || !args.output.json {
+                print_first_failure(cli, args, variant, &swept, &mut lines)?;
+            }
+            print_summary(args, for_stdout && args.list, variant, &swept, &mut lines)?;
             if !swept.complete {
                 print_interrupted(cli, args, variant, &swept, &mut lines)?;
             }
             Ok(lines)
         };
-        out.write_all(&lines(args.list)?)?;
+        out.write_all(&lines(true)?)?;
         out.flush()?;
         if (swept.stdout_gone || out.closed()) && results.is_none() {
             // Nobody reads the results and no file takes them: stop, and say what was found
-            // (without the --list lines; every failing seed is in the log) where someone may
-            // still see it.
+            // where someone may still see it.
             output::bytes_to_stderr(&lines(false)?);
             return Ok(output::PIPE_CLOSED);
         }
@@ -351,24 +355,17 @@ fn sweep_one(
     let jobs = args.jobs.map_or_else(Campaign::all_cores, |j| j as usize);
     // Before the sweep starts, so it survives a panic or a kill: how to replay a seed, and
     // where each failing seed is recorded as it is found.
-    let log = results
-        .is_none()
-        .then(|| log_path(&args.output.failures_dir, variant));
     let recorded_in = results.as_ref().map_or_else(
-        || {
-            log.as_deref()
-                .expect("no --out, a log")
-                .display()
-                .to_string()
-        },
-        |r| r.path.display().to_string(),
+        || log_path(&args.output.failures_dir, variant),
+        |r| r.path.clone(),
     );
     output::to_stderr(&format!(
         "sweep {} on {jobs} worker(s), shard {shard}: replay any seed with: {} run {} --seed N; \
-         failing seeds are recorded in {recorded_in}",
+         failing seeds are recorded in {}",
         variant.stem(),
         cli.replay_prefix,
-        variant.args()
+        variant.args(),
+        recorded_in.display()
     ));
     let progress = Progress::new(variant, shard.len(seeds), jobs);
     // Wall clock for runs_per_sec only, outside every run (see the module docs).
@@ -433,7 +430,7 @@ fn sweep_one(
         failing,
         first: recorder.first,
         kept: recorder.kept,
-        log: log.filter(|_| recorder.log.is_some()),
+        log: recorder.log.map(|log| log.path),
         stdout_gone,
     })
 }
