@@ -890,7 +890,13 @@ impl Drop for InSim {
                     .at
                     .map(|at| format!(" at {at}"))
                     .unwrap_or_default();
-                eprintln!("sim-core: a panic escaped the run{at}: {}", panicked.text);
+                // Not `eprintln!`: a closed standard error would panic again, mid-unwind.
+                use std::io::Write as _;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "sim-core: a panic escaped the run{at}: {}",
+                    panicked.text
+                );
             }
         }
     }

@@ -2,7 +2,9 @@
 //!
 //! Output is `key=value` lines (or one JSON object per line with `--json`), so scripts and
 //! tests read results without parsing prose. Exit codes: 0 = no failure found, 1 = a failure
-//! found, 2 = a usage or input error, with a message that says what to fix.
+//! found, 2 = a usage or input error, with a message that says what to fix; 141 = standard
+//! output closed (`| head`), ended quietly (see `output.rs`); a sweep stopped by a signal,
+//! 130 (Ctrl-C, no failure found), 143 (SIGTERM) or 129 (SIGHUP), see `interrupt.rs`.
 //!
 //! ```no_run
 //! use sim_core::cli::Cli;
@@ -31,8 +33,10 @@
 mod corpus;
 mod determinism;
 mod files;
+mod interrupt;
 mod list;
 mod merge;
+mod output;
 mod progress;
 mod render;
 mod replay;
@@ -43,7 +47,7 @@ mod sweep;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
@@ -282,8 +286,13 @@ pub struct Cli {
     systems: Vec<SystemSpec>,
     replay_prefix: String,
     build: BuildInfo,
-    /// Set by Ctrl-C (in [`Cli::main`]): a sweep stops and prints what it found so far.
+    /// Set by Ctrl-C or SIGTERM during a sweep (run from [`Cli::main`]): the sweep stops and
+    /// prints what it found so far.
     stop: Arc<AtomicBool>,
+    /// Run from [`Cli::main`]: `out` is this process's standard output and its signals are
+    /// the command's. A sweep then stops on a signal, and checks while it runs whether its
+    /// standard output's reader has gone.
+    whole_process: bool,
 }
 
 impl Cli {
@@ -294,6 +303,7 @@ impl Cli {
             replay_prefix: "sim".to_string(),
             build: BuildInfo::UNKNOWN,
             stop: Arc::new(AtomicBool::new(false)),
+            whole_process: false,
         }
     }
 
@@ -309,20 +319,13 @@ impl Cli {
         self
     }
 
-    /// Parses the process arguments, runs, and returns the exit code. Ctrl-C stops a sweep
-    /// cleanly: it prints the summary so far and the replay line of each failure found; a
-    /// second Ctrl-C ends the process at once.
-    pub fn main(self) -> i32 {
-        let stop = Arc::clone(&self.stop);
-        let installed = ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\nstopping: finishing the runs in progress (Ctrl-C again to quit now)");
-        });
-        if let Err(e) = installed {
-            eprintln!("warning: Ctrl-C will end the process without a summary ({e})");
-        }
+    /// Parses the process arguments, runs, and returns the exit code. During a sweep, Ctrl-C,
+    /// SIGTERM or SIGHUP stops it cleanly: it prints the summary so far and the replay line
+    /// of each failure found; a second signal ends the process at once (other commands end
+    /// at the first, as any process does). A closed standard output (`| head`) ends a command
+    /// quietly with exit status 141.
+    pub fn main(mut self) -> i32 {
+        self.whole_process = true;
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         self.execute(std::env::args_os(), &mut out)
@@ -343,7 +346,7 @@ impl Cli {
             }
         };
         if let Err(e) = crate::os::hooks_setting() {
-            eprintln!("error: {e}");
+            output::to_stderr(&format!("error: {e}"));
             return 2;
         }
         let result = match command.action {
@@ -359,8 +362,10 @@ impl Cli {
         };
         match result {
             Ok(code) => code,
+            // The reader has gone: nobody is left to tell.
+            Err(e) if output::is_closed_pipe(&e) => output::PIPE_CLOSED,
             Err(e) => {
-                eprintln!("error: {e}");
+                output::to_stderr(&format!("error: {e}"));
                 2
             }
         }
