@@ -31,6 +31,13 @@ use crate::choice::Choices;
 use crate::trace::{stable_hash, EventKind};
 use crate::world;
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const BUGGIFY_ENABLE: Label = Label::setup("buggify.enable");
+pub(crate) const BUGGIFY_FIRE: Label = Label::fault("buggify.fire");
+
 /// True when the fault point at this source location fires in this run.
 #[macro_export]
 macro_rules! buggify {
@@ -48,12 +55,12 @@ pub fn fire(site: &'static str) -> bool {
         let enabled = match w.buggify.get(site) {
             Some(&on) => on,
             None => {
-                let on = w.source.chance("buggify.enable", 1, 4);
+                let on = w.source.chance(BUGGIFY_ENABLE.name(), 1, 4);
                 w.buggify.insert(site, on);
                 on
             }
         };
-        let fires = enabled && w.source.chance("buggify.fire", 1, 4);
+        let fires = enabled && w.source.chance(BUGGIFY_FIRE.name(), 1, 4);
         if fires {
             let node = w.current_node();
             w.record(

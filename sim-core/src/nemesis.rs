@@ -67,6 +67,25 @@ use crate::node::{self, Down};
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{with, World};
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const NEMESIS_CRASH: Label = Label::fault("nemesis.crash");
+pub(crate) const NEMESIS_DOWN_MS: Label = Label::fault("nemesis.down_ms");
+pub(crate) const NEMESIS_GRACE_MS: Label = Label::fault("nemesis.grace_ms");
+pub(crate) const NEMESIS_NODE: Label = Label::fault("nemesis.node");
+pub(crate) const NEMESIS_PAUSE: Label = Label::fault("nemesis.pause");
+pub(crate) const NEMESIS_PAUSE_MS: Label = Label::fault("nemesis.pause_ms");
+pub(crate) const NEMESIS_STOP: Label = Label::fault("nemesis.stop");
+pub(crate) const NEMESIS_SWARM_CRASH: Label = Label::setup("nemesis.swarm.crash");
+pub(crate) const NEMESIS_SWARM_CRASH_ON: Label = Label::setup("nemesis.swarm.crash.on");
+pub(crate) const NEMESIS_SWARM_MAX_DOWN: Label = Label::setup("nemesis.swarm.max_down");
+pub(crate) const NEMESIS_SWARM_PAUSE: Label = Label::setup("nemesis.swarm.pause");
+pub(crate) const NEMESIS_SWARM_PAUSE_ON: Label = Label::setup("nemesis.swarm.pause.on");
+pub(crate) const NEMESIS_SWARM_STOP: Label = Label::setup("nemesis.swarm.stop");
+pub(crate) const NEMESIS_SWARM_STOP_ON: Label = Label::setup("nemesis.swarm.stop.on");
+
 /// Which lifecycle faults a run draws, and how often.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct LifecycleProfile {
@@ -140,20 +159,20 @@ impl LifecycleProfile {
         LifecycleProfile {
             crash_per_mille: rate(
                 FaultKind::Crash,
-                "nemesis.swarm.crash.on",
-                "nemesis.swarm.crash",
+                NEMESIS_SWARM_CRASH_ON.name(),
+                NEMESIS_SWARM_CRASH.name(),
                 s.crash_per_mille,
             ),
             stop_per_mille: rate(
                 FaultKind::Stop,
-                "nemesis.swarm.stop.on",
-                "nemesis.swarm.stop",
+                NEMESIS_SWARM_STOP_ON.name(),
+                NEMESIS_SWARM_STOP.name(),
                 s.stop_per_mille,
             ),
             pause_per_mille: rate(
                 FaultKind::Pause,
-                "nemesis.swarm.pause.on",
-                "nemesis.swarm.pause",
+                NEMESIS_SWARM_PAUSE_ON.name(),
+                NEMESIS_SWARM_PAUSE.name(),
                 s.pause_per_mille,
             ),
             ..*s
@@ -242,7 +261,7 @@ pub(crate) fn start_run(w: &mut World, faults: LifecycleFaults, targets: Vec<u32
     let n = targets.len() as u64;
     if matches!(faults, LifecycleFaults::Swarm(_)) {
         // Zero (an exhausted input) = every target may be down at once.
-        profile.max_down = (n - w.source.below("nemesis.swarm.max_down", n)) as u32;
+        profile.max_down = (n - w.source.below(NEMESIS_SWARM_MAX_DOWN.name(), n)) as u32;
     }
     if profile.max_down == 0 || u64::from(profile.max_down) > n {
         profile.max_down = n as u32;
@@ -343,9 +362,9 @@ fn tick(w: &mut World) -> Vec<Act> {
     }
     let p = w.nemesis.profile;
     let kinds = [
-        (p.crash_per_mille, "nemesis.crash"),
-        (p.stop_per_mille, "nemesis.stop"),
-        (p.pause_per_mille, "nemesis.pause"),
+        (p.crash_per_mille, NEMESIS_CRASH.name()),
+        (p.stop_per_mille, NEMESIS_STOP.name()),
+        (p.pause_per_mille, NEMESIS_PAUSE.name()),
     ];
     for (k, (rate, label)) in kinds.into_iter().enumerate() {
         if rate == 0 || !w.source.chance(label, u64::from(rate), PER_MILLE) {
@@ -370,12 +389,12 @@ fn tick(w: &mut World) -> Vec<Act> {
         if well.is_empty() {
             continue;
         }
-        let node = well[w.source.below("nemesis.node", well.len() as u64) as usize];
+        let node = well[w.source.below(NEMESIS_NODE.name(), well.len() as u64) as usize];
         match k {
             0 => {
-                let down_ms = w
-                    .source
-                    .range_inclusive("nemesis.down_ms", 1, p.down_ms_max.max(1));
+                let down_ms =
+                    w.source
+                        .range_inclusive(NEMESIS_DOWN_MS.name(), 1, p.down_ms_max.max(1));
                 note(w, node, format!("crash, restart in {down_ms}ms"));
                 held_down(w, node, down_ms);
                 acts.push(Act::Crash(node));
@@ -383,10 +402,10 @@ fn tick(w: &mut World) -> Vec<Act> {
             1 => {
                 let grace_ms =
                     w.source
-                        .range_inclusive("nemesis.grace_ms", 1, p.grace_ms_max.max(1));
-                let down_ms = w
-                    .source
-                    .range_inclusive("nemesis.down_ms", 1, p.down_ms_max.max(1));
+                        .range_inclusive(NEMESIS_GRACE_MS.name(), 1, p.grace_ms_max.max(1));
+                let down_ms =
+                    w.source
+                        .range_inclusive(NEMESIS_DOWN_MS.name(), 1, p.down_ms_max.max(1));
                 note(
                     w,
                     node,
@@ -400,7 +419,7 @@ fn tick(w: &mut World) -> Vec<Act> {
             _ => {
                 let pause_ms =
                     w.source
-                        .range_inclusive("nemesis.pause_ms", 1, p.pause_ms_max.max(1));
+                        .range_inclusive(NEMESIS_PAUSE_MS.name(), 1, p.pause_ms_max.max(1));
                 note(w, node, format!("pause for {pause_ms}ms"));
                 w.nemesis.next_pause += 1;
                 let pause = w.nemesis.next_pause;

@@ -64,6 +64,12 @@ use crate::choice::Source;
 use crate::time::START_UNIX_NS;
 use crate::world;
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const OS_ENTROPY: Label = Label::workload("os.entropy");
+
 /// What a monotonic clock reads at the start of every run: a simulated uptime of one day, so
 /// that code subtracting a timeout from "now" (`Instant::now() - Duration::from_secs(60)`)
 /// does not underflow at time zero.
@@ -165,7 +171,7 @@ pub fn fill_entropy(buf: &mut [u8]) -> bool {
     if !hooks_on() {
         return false;
     }
-    world::try_with_installed(|w| w.source.fill("os.entropy", buf)).is_some()
+    world::try_with_installed(|w| w.source.fill(OS_ENTROPY.name(), buf)).is_some()
 }
 
 /// A hook's verdict on a call that would leave the simulation (an OS thread, a real socket):

@@ -25,6 +25,12 @@
 use crate::choice::Source;
 use crate::world::with;
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const NODE_RNG: Label = Label::workload("node.rng");
+
 /// A generator whose bits come from the run's input; see the [module docs](self).
 ///
 /// It holds nothing: every call draws from the run in progress, so it is `Send`, `Sync` and
@@ -43,7 +49,7 @@ pub fn rng() -> SimRng {
 impl SimRng {
     fn fill(dst: &mut [u8]) {
         // The label the node generator always had: hashes of existing runs stay the same.
-        with(|w| w.source.fill("node.rng", dst))
+        with(|w| w.source.fill(NODE_RNG.name(), dst))
     }
 
     fn next(&mut self) -> u64 {

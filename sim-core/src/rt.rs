@@ -31,6 +31,14 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use crate::choice::{Choices, Source};
 use crate::world::{self, with};
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const SCHED_PCT_CHANGE_IN: Label = Label::schedule("sched.pct.change_in");
+pub(crate) const SCHED_PCT_PRIORITY: Label = Label::schedule("sched.pct.priority");
+pub(crate) const SCHED_PICK: Label = Label::schedule("sched.pick");
+
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!(
     "sim-core packs (epoch, task id) into a waker's data word and needs 64-bit pointers"
@@ -472,7 +480,7 @@ impl Scheduler for Uniform {
             // A draw below 1 reads nothing from any source: skip the call.
             return 0;
         }
-        (ready.round_robin_start() + source.below("sched.pick", n as u64) as usize) % n
+        (ready.round_robin_start() + source.below(SCHED_PICK.name(), n as u64) as usize) % n
     }
 }
 
@@ -497,14 +505,14 @@ pub(crate) struct Pct {
 
 impl Scheduler for Pct {
     fn on_spawn(&mut self, task: u32, source: &mut dyn Source) {
-        let p = source.below("sched.pct.priority", 256) as i64;
+        let p = source.below(SCHED_PCT_PRIORITY.name(), 256) as i64;
         let i = task as usize;
         if self.priority.len() <= i {
             self.priority.resize(i + 1, 0);
         }
         self.priority[i] = p;
         if self.steps_to_change == 0 && task == 0 {
-            self.steps_to_change = source.below("sched.pct.change_in", 256);
+            self.steps_to_change = source.below(SCHED_PCT_CHANGE_IN.name(), 256);
         }
     }
 
@@ -530,7 +538,7 @@ impl Scheduler for Pct {
                 if let Some(p) = self.priority.get_mut(ids[best] as usize) {
                     *p = -self.demotions;
                 }
-                self.steps_to_change = source.below("sched.pct.change_in", 256);
+                self.steps_to_change = source.below(SCHED_PCT_CHANGE_IN.name(), 256);
             }
         }
         best

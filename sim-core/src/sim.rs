@@ -62,6 +62,12 @@ use crate::time::{duration_ns, Clock, ClockFaults, Due, NodeClocks};
 use crate::trace::{stable_hash, EventKind, History, Recording};
 use crate::world::{self, with, World};
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const TIME_TIE: Label = Label::timing("time.tie");
+
 /// Budgets and knobs of a run.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -748,7 +754,7 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<Packet>>) {
     }
     while !due.is_empty() {
         let k = if due.len() > 1 {
-            w.source.below("time.tie", due.len() as u64) as usize
+            w.source.below(TIME_TIE.name(), due.len() as u64) as usize
         } else {
             0
         };

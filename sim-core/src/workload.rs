@@ -59,11 +59,11 @@ impl Quiet {
             "quiet per_mille {} over {PER_MILLE}",
             self.per_mille
         );
-        if !sim::draw(|s| s.chance("workload.quiet", self.per_mille, PER_MILLE)) {
+        if !sim::draw(|s| s.chance(WORKLOAD_QUIET.name(), self.per_mille, PER_MILLE)) {
             return Duration::ZERO;
         }
         let longest_ms = (self.longest.as_millis() as u64).max(1);
-        let ms = sim::draw(|s| s.range_inclusive("workload.quiet_ms", 1, longest_ms));
+        let ms = sim::draw(|s| s.range_inclusive(WORKLOAD_QUIET_MS.name(), 1, longest_ms));
         let quiet = Duration::from_millis(ms);
         sleep(quiet).await;
         quiet
@@ -74,16 +74,25 @@ impl Quiet {
 /// the shrinker treat a draw), so it lives beside [`crate::choice::lanes::Lane`].
 pub use crate::choice::lanes::is_op_count_label;
 
+use crate::choice::lanes::Label;
+
+// The labels this part draws, each declared with its lane: a label whose text would read
+// another lane does not compile.
+pub(crate) const WORKLOAD_OPS: Label = Label::workload("workload.ops");
+pub(crate) const WORKLOAD_QUIET: Label = Label::workload("workload.quiet");
+pub(crate) const WORKLOAD_QUIET_MS: Label = Label::workload("workload.quiet_ms");
+pub(crate) const WORKLOAD_THINK_MS: Label = Label::workload("workload.think_ms");
+
 /// How many operations a client issues: drawn in `1..=max` (1 is the simplest). Must be
 /// called from within a simulation.
 pub fn op_count(max: u64) -> u64 {
-    1 + sim::draw(|s| s.below("workload.ops", max.max(1)))
+    1 + sim::draw(|s| s.below(WORKLOAD_OPS.name(), max.max(1)))
 }
 
 /// A short think time between two operations, drawn in `0..=max_ms` milliseconds (0, the
 /// simplest, is no pause), slept through. Must be called from a task in a simulation.
 pub async fn think(max_ms: u64) {
-    let ms = sim::draw(|s| s.range_inclusive("workload.think_ms", 0, max_ms));
+    let ms = sim::draw(|s| s.range_inclusive(WORKLOAD_THINK_MS.name(), 0, max_ms));
     if ms > 0 {
         sleep(Duration::from_millis(ms)).await;
     }

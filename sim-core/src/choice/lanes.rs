@@ -229,21 +229,28 @@ impl Lane {
     ];
 
     /// The lane a draw labelled `label` reads from. A pure function of the label's text, so a
-    /// label always reads the same lane in every run and on every machine.
-    pub fn of(label: &str) -> Lane {
-        if label.starts_with("sched.") {
+    /// label always reads the same lane in every run and on every machine. `const`, so a
+    /// part's [`Label`] declarations are checked against it when the crate compiles.
+    pub const fn of(label: &str) -> Lane {
+        let label = label.as_bytes();
+        if starts_with(label, b"sched.") {
             Lane::Schedule
-        } else if label.contains(".swarm.") || label.ends_with(".on") || label == "buggify.enable" {
+        } else if contains(label, b".swarm.")
+            || ends_with(label, b".on")
+            || equals(label, b"buggify.enable")
+        {
             Lane::Setup
-        } else if label.starts_with("net.fault.")
-            || label.starts_with("nemesis.")
-            || label.starts_with("time.fault.")
-            || label.starts_with("time.clock.")
-            || (label.starts_with("disk.") && label != "disk.latency")
-            || label == "buggify.fire"
+        } else if starts_with(label, b"net.fault.")
+            || starts_with(label, b"nemesis.")
+            || starts_with(label, b"time.fault.")
+            || starts_with(label, b"time.clock.")
+            || (starts_with(label, b"disk.") && !equals(label, b"disk.latency"))
+            || equals(label, b"buggify.fire")
         {
             Lane::Faults
-        } else if label.starts_with("net.") || label.starts_with("time.") || label == "disk.latency"
+        } else if starts_with(label, b"net.")
+            || starts_with(label, b"time.")
+            || equals(label, b"disk.latency")
         {
             Lane::Timing
         } else {
@@ -271,6 +278,132 @@ impl Lane {
     /// This lane's index (and its canonical tag).
     pub fn index(self) -> usize {
         self as usize
+    }
+}
+
+// `str`'s own methods are not `const`; these are, so `Lane::of` can check declarations at
+// compile time. Byte-wise, exactly as `str::starts_with` and friends compare.
+const fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
+    if prefix.len() > text.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if text[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn ends_with(text: &[u8], suffix: &[u8]) -> bool {
+    if suffix.len() > text.len() {
+        return false;
+    }
+    let offset = text.len() - suffix.len();
+    let mut i = 0;
+    while i < suffix.len() {
+        if text[offset + i] != suffix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn equals(text: &[u8], other: &[u8]) -> bool {
+    text.len() == other.len() && starts_with(text, other)
+}
+
+const fn contains(text: &[u8], needle: &[u8]) -> bool {
+    let mut start = 0;
+    while start + needle.len() <= text.len() {
+        let mut i = 0;
+        while i < needle.len() && text[start + i] == needle[i] {
+            i += 1;
+        }
+        if i == needle.len() {
+            return true;
+        }
+        start += 1;
+    }
+    false
+}
+
+/// A draw's label as the part that draws it declares it: its text and the lane it reads.
+///
+/// Which lane a draw reads from decides what the mutator and the shrinker do with it, and the
+/// lane is a function of the label's text ([`Lane::of`]), so a typo in a label would move a
+/// draw to another lane without a word. Every label the engine draws is declared with the
+/// lane it is meant for, next to the code that draws it; the declaration is checked against
+/// the text when the crate compiles, so a mistyped label does not build:
+///
+/// ```
+/// use sim_core::choice::lanes::{Label, Lane};
+///
+/// const LOSS: Label = Label::fault("net.fault.loss");
+/// assert_eq!(LOSS.name(), "net.fault.loss");
+/// assert_eq!(LOSS.lane(), Lane::Faults);
+/// ```
+///
+/// ```compile_fail,E0080
+/// use sim_core::choice::lanes::Label;
+///
+/// // "net.falt." is not the fault prefix: this label would read the timing lane.
+/// const LOSS: Label = Label::fault("net.falt.loss");
+/// ```
+///
+/// A system's own labels stay plain strings: they read the workload lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Label {
+    name: &'static str,
+    lane: Lane,
+}
+
+impl Label {
+    /// A label of a fault decision or parameter ([`Lane::Faults`]).
+    pub const fn fault(name: &'static str) -> Label {
+        Label::declared(name, Lane::Faults)
+    }
+
+    /// A label drawn once per run before anything happens ([`Lane::Setup`]).
+    pub const fn setup(name: &'static str) -> Label {
+        Label::declared(name, Lane::Setup)
+    }
+
+    /// A label of latency, jitter or a tie-break ([`Lane::Timing`]).
+    pub const fn timing(name: &'static str) -> Label {
+        Label::declared(name, Lane::Timing)
+    }
+
+    /// A label of the scheduler's choices ([`Lane::Schedule`]).
+    pub const fn schedule(name: &'static str) -> Label {
+        Label::declared(name, Lane::Schedule)
+    }
+
+    /// A label of the workload's own choices ([`Lane::Workload`]).
+    pub const fn workload(name: &'static str) -> Label {
+        Label::declared(name, Lane::Workload)
+    }
+
+    const fn declared(name: &'static str, lane: Lane) -> Label {
+        // Evaluated when a `const` declaration is compiled: a mismatch is a build error.
+        assert!(
+            Lane::of(name) as u8 == lane as u8,
+            "a label's text reads another lane than its declaration says (see Lane::of)"
+        );
+        Label { name, lane }
+    }
+
+    /// The label's text, as draws and traces carry it.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// The lane its draws read.
+    pub const fn lane(self) -> Lane {
+        self.lane
     }
 }
 
@@ -422,6 +555,83 @@ fn decode_event(entry: [u8; EVENT_ENTRY_BYTES]) -> (u16, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every label the engine draws is a declared [`Label`]: a string literal that looks like
+    /// an engine label (a part's prefix) anywhere else in the crate's code is a draw whose
+    /// lane nothing checks. Files that name labels for other reasons are listed with why.
+    #[test]
+    fn engine_labels_are_declared_not_written_inline() {
+        // Lane::of and FaultGroup::of spell the prefixes; the signal hashes feature names;
+        // the mutator and the shrinker recognise labels by text; the CLI documents them.
+        const ALLOWED: &[&str] = &[
+            "choice/lanes.rs",
+            "signal.rs",
+            "mutate.rs",
+            "shrink/",
+            "cli/",
+        ];
+        const PARTS: &[&str] = &[
+            "net.",
+            "nemesis.",
+            "time.",
+            "disk.",
+            "sched.",
+            "buggify.",
+            "workload.",
+            "node.",
+            "os.",
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![root.clone()];
+        let mut inline = Vec::new();
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                for entry in std::fs::read_dir(&path).expect("src is readable") {
+                    files.push(entry.expect("a directory entry").path());
+                }
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&root)
+                .expect("under src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            if !rel.ends_with(".rs") || ALLOWED.iter().any(|a| rel.starts_with(a)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            // Unit tests at the end of a file draw made-up labels on purpose.
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+            for (n, line) in code.lines().enumerate() {
+                let line = line.split("//").next().unwrap_or("");
+                for (i, _) in line.match_indices('"') {
+                    let rest = &line[i + 1..];
+                    let declared =
+                        line[..i].trim_end().ends_with('(') && line[..i].contains("Label::");
+                    if PARTS.iter().any(|p| rest.starts_with(p))
+                        && rest.split('"').next().is_some_and(|l| {
+                            l.bytes().all(|b| {
+                                b.is_ascii_lowercase()
+                                    || b.is_ascii_digit()
+                                    || b == b'.'
+                                    || b == b'_'
+                            })
+                        })
+                        && !declared
+                    {
+                        inline.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        inline.sort();
+        inline.dedup();
+        assert!(
+            inline.is_empty(),
+            "engine labels written inline (declare them with Label::fault/setup/timing/...):\n{}",
+            inline.join("\n")
+        );
+    }
 
     #[test]
     fn every_label_family_has_its_lane() {

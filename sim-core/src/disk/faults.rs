@@ -9,6 +9,11 @@
 //! Crash semantics (unsynced writes lost, kept or torn; unsynced directory changes lost) are
 //! not faults: they are what a crash *is*, and apply whatever the profile says.
 
+use super::labels::{
+    DISK_SWARM_CORRUPT, DISK_SWARM_CORRUPT_ON, DISK_SWARM_LOST_WRITE, DISK_SWARM_LOST_WRITE_ON,
+    DISK_SWARM_MISDIRECT, DISK_SWARM_MISDIRECT_ON, DISK_SWARM_READ_ERROR, DISK_SWARM_READ_ERROR_ON,
+    DISK_SWARM_SLOW, DISK_SWARM_SLOW_ON, DISK_SWARM_WRITE_ERROR, DISK_SWARM_WRITE_ERROR_ON,
+};
 use crate::choice::{Choices, Source};
 
 /// Which disk faults a run injects, and at what rates (per thousand operations of the kind
@@ -85,38 +90,38 @@ impl DiskFaultProfile {
         DiskFaultProfile {
             read_error_per_mille: rate(
                 source,
-                "disk.swarm.read_error.on",
-                "disk.swarm.read_error",
+                DISK_SWARM_READ_ERROR_ON.name(),
+                DISK_SWARM_READ_ERROR.name(),
                 s.read_error_per_mille,
             ),
             write_error_per_mille: rate(
                 source,
-                "disk.swarm.write_error.on",
-                "disk.swarm.write_error",
+                DISK_SWARM_WRITE_ERROR_ON.name(),
+                DISK_SWARM_WRITE_ERROR.name(),
                 s.write_error_per_mille,
             ),
             corrupt_per_mille: rate(
                 source,
-                "disk.swarm.corrupt.on",
-                "disk.swarm.corrupt",
+                DISK_SWARM_CORRUPT_ON.name(),
+                DISK_SWARM_CORRUPT.name(),
                 s.corrupt_per_mille,
             ),
             misdirect_per_mille: rate(
                 source,
-                "disk.swarm.misdirect.on",
-                "disk.swarm.misdirect",
+                DISK_SWARM_MISDIRECT_ON.name(),
+                DISK_SWARM_MISDIRECT.name(),
                 s.misdirect_per_mille,
             ),
             lost_write_per_mille: rate(
                 source,
-                "disk.swarm.lost_write.on",
-                "disk.swarm.lost_write",
+                DISK_SWARM_LOST_WRITE_ON.name(),
+                DISK_SWARM_LOST_WRITE.name(),
                 s.lost_write_per_mille,
             ),
             slow_per_mille: rate(
                 source,
-                "disk.swarm.slow.on",
-                "disk.swarm.slow",
+                DISK_SWARM_SLOW_ON.name(),
+                DISK_SWARM_SLOW.name(),
                 s.slow_per_mille,
             ),
             slow_ms_max: s.slow_ms_max,

@@ -11,6 +11,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::error::{check_path, DiskError};
+use super::labels::{
+    DISK_CORRUPT, DISK_CORRUPT_BITS, DISK_CORRUPT_BYTE, DISK_CORRUPT_SECTOR, DISK_LOST_WRITE,
+    DISK_MISDIRECT, DISK_MISDIRECT_SECTOR, DISK_READ_ERROR, DISK_WRITE_ERROR,
+};
 use super::store::{write_into, Pending};
 use super::{draw_latency, record_fault, DiskFault, DiskOp, Latency};
 use crate::choice::Choices;
@@ -448,7 +452,7 @@ impl File {
                     });
                 };
                 let p = w.disks.profile;
-                if Self::chance(w, "disk.read_error", p.read_error_per_mille) {
+                if Self::chance(w, DISK_READ_ERROR.name(), p.read_error_per_mille) {
                     record_fault(w, node, DiskFault::ReadError, self.ino, offset, len, || {
                         format!("{name} @{offset}+{len}")
                     });
@@ -456,7 +460,7 @@ impl File {
                 }
                 if len > 0
                     && w.disks.atlas.allows_damage()
-                    && Self::chance(w, "disk.corrupt", p.corrupt_per_mille)
+                    && Self::chance(w, DISK_CORRUPT.name(), p.corrupt_per_mille)
                 {
                     self.rot(w, &name, offset, end);
                 }
@@ -485,11 +489,11 @@ impl File {
         let node = self.disk.node;
         let sector = w.disks.sector_bytes();
         let (first, last) = (offset / sector, (end - 1) / sector);
-        let s = first + w.source.below("disk.corrupt.sector", last - first + 1);
+        let s = first + w.source.below(DISK_CORRUPT_SECTOR.name(), last - first + 1);
         let lo = (s * sector).max(offset);
         let hi = ((s + 1) * sector).min(end);
-        let at = lo + w.source.below("disk.corrupt.byte", hi - lo);
-        let flip = 1 + w.source.below("disk.corrupt.bits", 255) as u8;
+        let at = lo + w.source.below(DISK_CORRUPT_BYTE.name(), hi - lo);
+        let flip = 1 + w.source.below(DISK_CORRUPT_BITS.name(), 255) as u8;
         if !w.disks.atlas.grant(node, name, s * sector, sector) {
             record_fault(w, node, DiskFault::Spared, self.ino, at, 1, || {
                 format!("{name}: corruption @{at} (another copy is damaged there)")
@@ -534,7 +538,7 @@ impl File {
                 let current_len = w.disks.store(node).files[&self.ino].current.len() as u64;
                 let offset = offset.unwrap_or(current_len);
                 let p = w.disks.profile;
-                if Self::chance(w, "disk.write_error", p.write_error_per_mille) {
+                if Self::chance(w, DISK_WRITE_ERROR.name(), p.write_error_per_mille) {
                     record_fault(
                         w,
                         node,
@@ -547,11 +551,12 @@ impl File {
                     return Err(DiskError::WriteFault(name));
                 }
                 let damage = w.disks.atlas.allows_damage() && len > 0;
-                if damage && Self::chance(w, "disk.misdirect", p.misdirect_per_mille) {
+                if damage && Self::chance(w, DISK_MISDIRECT.name(), p.misdirect_per_mille) {
                     if self.misdirect(w, &name, offset, data, current_len) {
                         return Ok(offset);
                     }
-                } else if damage && Self::chance(w, "disk.lost_write", p.lost_write_per_mille) {
+                } else if damage && Self::chance(w, DISK_LOST_WRITE.name(), p.lost_write_per_mille)
+                {
                     let lost = w.disks.atlas.grant(node, &name, offset, len);
                     let fault = if lost {
                         DiskFault::LostWrite
@@ -621,7 +626,7 @@ impl File {
         if others == 0 {
             return false;
         }
-        let mut s = w.source.below("disk.misdirect.sector", others);
+        let mut s = w.source.below(DISK_MISDIRECT_SECTOR.name(), others);
         if s >= meant {
             s += 1;
         }
@@ -665,7 +670,7 @@ impl File {
             let node = self.disk.node;
             let r = self.check(w).and_then(|name| {
                 let p = w.disks.profile;
-                if Self::chance(w, "disk.write_error", p.write_error_per_mille) {
+                if Self::chance(w, DISK_WRITE_ERROR.name(), p.write_error_per_mille) {
                     record_fault(w, node, DiskFault::WriteError, self.ino, len, 0, || {
                         format!("{name} set-len {len}")
                     });

@@ -96,6 +96,7 @@ mod config;
 mod error;
 mod faults;
 mod handle;
+mod labels;
 mod store;
 
 pub use config::{AtlasConfig, DiskConfig};
@@ -107,6 +108,7 @@ use crate::choice::Choices;
 use crate::trace::EventKind;
 use crate::world::World;
 use atlas::Atlas;
+use labels::{DISK_LATENCY, DISK_SLOW, DISK_SLOW_MS};
 use store::NodeStore;
 
 /// Disk operations, as recorded in the history ([`EventKind::Disk`]).
@@ -327,16 +329,16 @@ pub(crate) fn draw_latency(w: &mut World, node: u32, op: DiskOp, kind: Latency) 
         Latency::Write => (c.write_us_min, c.write_us_max),
         Latency::Sync => (c.sync_us_min, c.sync_us_max),
     };
-    let mut ns = w.source.range_inclusive("disk.latency", lo, hi) * 1_000;
+    let mut ns = w.source.range_inclusive(DISK_LATENCY.name(), lo, hi) * 1_000;
     let p = w.disks.profile;
     if w.source.chance(
-        "disk.slow",
+        DISK_SLOW.name(),
         u64::from(p.slow_per_mille),
         crate::choice::PER_MILLE,
     ) {
         let extra_ms = w
             .source
-            .range_inclusive("disk.slow_ms", 1, p.slow_ms_max.max(1));
+            .range_inclusive(DISK_SLOW_MS.name(), 1, p.slow_ms_max.max(1));
         ns += extra_ms * 1_000_000;
         record_fault(w, node, DiskFault::Slow, 0, extra_ms, 0, || {
             format!("{} takes {extra_ms} ms longer", op.name())

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use super::labels::{DISK_CRASH_DIR, DISK_CRASH_SET_LEN, DISK_CRASH_TEAR, DISK_CRASH_WRITE};
 use crate::choice::{Choices, Source};
 
 /// A write or length change not yet on the medium.
@@ -236,11 +237,11 @@ impl NodeStore {
                             (end - 1) / sector_bytes - offset / sector_bytes
                         };
                         let options = if cuts > 0 { 3 } else { 2 };
-                        let (fault, kept) = match source.below("disk.crash.write", options) {
+                        let (fault, kept) = match source.below(DISK_CRASH_WRITE.name(), options) {
                             0 => (CrashKept, len),
                             1 => (CrashLost, 0),
                             _ => {
-                                let k = 1 + source.below("disk.crash.tear", cuts);
+                                let k = 1 + source.below(DISK_CRASH_TEAR.name(), cuts);
                                 let cut = (offset / sector_bytes + k) * sector_bytes;
                                 debug_assert!(
                                     offset < cut && cut < end,
@@ -261,7 +262,7 @@ impl NodeStore {
                         });
                     }
                     Pending::SetLen(len) => {
-                        let keep = source.below("disk.crash.set_len", 2) == 0;
+                        let keep = source.below(DISK_CRASH_SET_LEN.name(), 2) == 0;
                         if keep {
                             durable.resize(len as usize, 0);
                         }
@@ -281,7 +282,7 @@ impl NodeStore {
         let n = self.dir_pending.len() as u64;
         if n > 0 {
             // Directory changes reach the medium in order (a journal): a prefix survives.
-            let lost = source.below("disk.crash.dir", n + 1);
+            let lost = source.below(DISK_CRASH_DIR.name(), n + 1);
             let kept = (n - lost) as usize;
             for op in &self.dir_pending[..kept] {
                 op.apply(&mut self.names_durable);

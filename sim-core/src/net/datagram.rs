@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use super::labels::{NET_FAULT_DUPLICATE, NET_FAULT_LOSS, NET_FAULT_REORDER, NET_FAULT_REORDER_MS};
 use super::{
     alive, draw_link_faults, fifo_at, incarnation, latency_ns, node_name, Addr, NetError, Packet,
     PER_MILLE,
@@ -462,14 +463,14 @@ fn send_faulted<M: Message>(
     let latency = latency_ns(w, a, b);
     let reordered = p.reorder_per_mille > 0
         && w.source.chance(
-            "net.fault.reorder",
+            NET_FAULT_REORDER.name(),
             u64::from(p.reorder_per_mille),
             PER_MILLE,
         );
     let at = if reordered {
-        let extra_ms = w
-            .source
-            .range_inclusive("net.fault.reorder_ms", 1, p.reorder_ms_max.max(1));
+        let extra_ms =
+            w.source
+                .range_inclusive(NET_FAULT_REORDER_MS.name(), 1, p.reorder_ms_max.max(1));
         w.clock.now_ns() + latency + extra_ms * 1_000_000
     } else {
         fifo_at(w, a, b, latency)
@@ -493,8 +494,11 @@ fn send_faulted<M: Message>(
         return;
     }
     if p.loss_per_mille > 0
-        && w.source
-            .chance("net.fault.loss", u64::from(p.loss_per_mille), PER_MILLE)
+        && w.source.chance(
+            NET_FAULT_LOSS.name(),
+            u64::from(p.loss_per_mille),
+            PER_MILLE,
+        )
     {
         w.record(Some(a), EventKind::Drop { msg: id }, || {
             format!("#{id}: lost")
@@ -504,7 +508,7 @@ fn send_faulted<M: Message>(
     let to_inc = incarnation(w, b);
     let copy = (p.duplicate_per_mille > 0
         && w.source.chance(
-            "net.fault.duplicate",
+            NET_FAULT_DUPLICATE.name(),
             u64::from(p.duplicate_per_mille),
             PER_MILLE,
         ))

@@ -14,6 +14,13 @@ use crate::choice::Choices;
 use crate::choice::Source;
 use crate::fault_kinds::{FaultKind, FaultKinds};
 
+use super::labels::{
+    NET_SWARM_BLACKHOLE, NET_SWARM_BLACKHOLE_ON, NET_SWARM_CLOG, NET_SWARM_CLOG_ON, NET_SWARM_DUP,
+    NET_SWARM_DUP_ON, NET_SWARM_LOSS, NET_SWARM_LOSS_ON, NET_SWARM_PARTITION,
+    NET_SWARM_PARTITION_ON, NET_SWARM_REFUSE, NET_SWARM_REFUSE_ON, NET_SWARM_REORDER,
+    NET_SWARM_REORDER_ON, NET_SWARM_RESET, NET_SWARM_RESET_ON, NET_SWARM_SILENT,
+    NET_SWARM_SILENT_ON, NET_SWARM_STALL, NET_SWARM_STALL_ON,
+};
 /// Probability vocabulary is the input's (see [`crate::choice::PER_MILLE`]); this path stays.
 pub use crate::choice::PER_MILLE;
 
@@ -143,66 +150,66 @@ impl FaultProfile {
         FaultProfile {
             loss_per_mille: rate(
                 K::Loss,
-                "net.swarm.loss.on",
-                "net.swarm.loss",
+                NET_SWARM_LOSS_ON.name(),
+                NET_SWARM_LOSS.name(),
                 s.loss_per_mille,
             ),
             duplicate_per_mille: rate(
                 K::Duplicate,
-                "net.swarm.dup.on",
-                "net.swarm.dup",
+                NET_SWARM_DUP_ON.name(),
+                NET_SWARM_DUP.name(),
                 s.duplicate_per_mille,
             ),
             reorder_per_mille: rate(
                 K::Reorder,
-                "net.swarm.reorder.on",
-                "net.swarm.reorder",
+                NET_SWARM_REORDER_ON.name(),
+                NET_SWARM_REORDER.name(),
                 s.reorder_per_mille,
             ),
             reorder_ms_max: s.reorder_ms_max,
             partition_per_mille: rate(
                 K::Partition,
-                "net.swarm.partition.on",
-                "net.swarm.partition",
+                NET_SWARM_PARTITION_ON.name(),
+                NET_SWARM_PARTITION.name(),
                 s.partition_per_mille,
             ),
             partition_ms_max: s.partition_ms_max,
             clog_per_mille: rate(
                 K::Clog,
-                "net.swarm.clog.on",
-                "net.swarm.clog",
+                NET_SWARM_CLOG_ON.name(),
+                NET_SWARM_CLOG.name(),
                 s.clog_per_mille,
             ),
             clog_ms_max: s.clog_ms_max,
             stall_per_mille: rate(
                 K::Stall,
-                "net.swarm.stall.on",
-                "net.swarm.stall",
+                NET_SWARM_STALL_ON.name(),
+                NET_SWARM_STALL.name(),
                 s.stall_per_mille,
             ),
             stall_ms_max: s.stall_ms_max,
             reset_per_mille: rate(
                 K::Reset,
-                "net.swarm.reset.on",
-                "net.swarm.reset",
+                NET_SWARM_RESET_ON.name(),
+                NET_SWARM_RESET.name(),
                 s.reset_per_mille,
             ),
             silent_per_mille: rate(
                 K::Silent,
-                "net.swarm.silent.on",
-                "net.swarm.silent",
+                NET_SWARM_SILENT_ON.name(),
+                NET_SWARM_SILENT.name(),
                 s.silent_per_mille,
             ),
             refuse_per_mille: rate(
                 K::Refuse,
-                "net.swarm.refuse.on",
-                "net.swarm.refuse",
+                NET_SWARM_REFUSE_ON.name(),
+                NET_SWARM_REFUSE.name(),
                 s.refuse_per_mille,
             ),
             blackhole_per_mille: rate(
                 K::Blackhole,
-                "net.swarm.blackhole.on",
-                "net.swarm.blackhole",
+                NET_SWARM_BLACKHOLE_ON.name(),
+                NET_SWARM_BLACKHOLE.name(),
                 s.blackhole_per_mille,
             ),
         }

@@ -81,6 +81,7 @@
 mod datagram;
 mod faults;
 mod foreign_message;
+mod labels;
 mod partition;
 mod ports;
 pub mod rpc;
@@ -103,6 +104,10 @@ use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::{self, with, World};
+use labels::{
+    NET_FAULT_CLOG, NET_FAULT_CLOG_MS, NET_FAULT_PARTITION, NET_FAULT_PARTITION_MS,
+    NET_FAULT_PARTITION_SHAPE, NET_JITTER_MS, NET_LINK_JITTER_MS, NET_LINK_LATENCY_MS, NET_ROUTE,
+};
 use ports::PortMap;
 
 /// A node and a port.
@@ -435,13 +440,14 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
         link.drawn = true;
         link.latency_ms = w
             .source
-            .range_inclusive("net.link.latency_ms", min_ms, max_ms);
+            .range_inclusive(NET_LINK_LATENCY_MS.name(), min_ms, max_ms);
         link.jitter_ms = w
             .source
-            .range_inclusive("net.link.jitter_ms", 0, jitter_max_ms);
+            .range_inclusive(NET_LINK_JITTER_MS.name(), 0, jitter_max_ms);
     }
     let jitter = if link.jitter_ms > 0 {
-        w.source.range_inclusive("net.jitter_ms", 0, link.jitter_ms)
+        w.source
+            .range_inclusive(NET_JITTER_MS.name(), 0, link.jitter_ms)
     } else {
         0
     };
@@ -463,7 +469,7 @@ fn resolve(w: &mut World, name: &str) -> Result<u32, NetError> {
         if set.is_empty() {
             return Err(NetError::EmptyRoute(name.to_string()));
         }
-        let k = w.source.below("net.route", set.len() as u64) as usize;
+        let k = w.source.below(NET_ROUTE.name(), set.len() as u64) as usize;
         return Ok(w.net.routes[name][k]);
     }
     w.nodes
@@ -574,15 +580,15 @@ fn draw_link_faults_slow(w: &mut World, from: u32, to: u32) {
     if p.partition_per_mille > 0
         && !w.net.pair_cut(from, to)
         && w.source.chance(
-            "net.fault.partition",
+            NET_FAULT_PARTITION.name(),
             u64::from(p.partition_per_mille),
             PER_MILLE,
         )
     {
-        let shape = w.source.below("net.fault.partition_shape", 3);
-        let ms = w
-            .source
-            .range_inclusive("net.fault.partition_ms", 1, p.partition_ms_max.max(1));
+        let shape = w.source.below(NET_FAULT_PARTITION_SHAPE.name(), 3);
+        let ms =
+            w.source
+                .range_inclusive(NET_FAULT_PARTITION_MS.name(), 1, p.partition_ms_max.max(1));
         let links: &[(u32, u32)] = match shape {
             0 => &[(from, to), (to, from)],
             1 => &[(from, to)],
@@ -592,12 +598,15 @@ fn draw_link_faults_slow(w: &mut World, from: u32, to: u32) {
     }
     if p.clog_per_mille > 0
         && !w.net.link(from, to).is_clogged()
-        && w.source
-            .chance("net.fault.clog", u64::from(p.clog_per_mille), PER_MILLE)
+        && w.source.chance(
+            NET_FAULT_CLOG.name(),
+            u64::from(p.clog_per_mille),
+            PER_MILLE,
+        )
     {
         let ms = w
             .source
-            .range_inclusive("net.fault.clog_ms", 1, p.clog_ms_max.max(1));
+            .range_inclusive(NET_FAULT_CLOG_MS.name(), 1, p.clog_ms_max.max(1));
         partition::drawn_clog(w, from, to, ms);
     }
 }

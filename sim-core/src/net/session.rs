@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::datagram::{boxed, record_send, unbox, wire_id, Message, Sent, Socket};
+use super::labels::{NET_FAULT_DUPLICATE, NET_FAULT_LOSS, NET_FAULT_REORDER};
 use super::{draw_link_faults, fifo_at, incarnation, latency_ns, Addr, NetError, PER_MILLE};
 use crate::choice::Choices;
 use crate::trace::{stable_hash, EventKind};
@@ -282,20 +283,23 @@ pub(super) fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payloa
         Some("partitioned")
     } else if p.reorder_per_mille > 0
         && w.source.chance(
-            "net.fault.reorder",
+            NET_FAULT_REORDER.name(),
             u64::from(p.reorder_per_mille),
             PER_MILLE,
         )
     {
         Some("reordered")
     } else if p.loss_per_mille > 0
-        && w.source
-            .chance("net.fault.loss", u64::from(p.loss_per_mille), PER_MILLE)
+        && w.source.chance(
+            NET_FAULT_LOSS.name(),
+            u64::from(p.loss_per_mille),
+            PER_MILLE,
+        )
     {
         Some("lost")
     } else if p.duplicate_per_mille > 0
         && w.source.chance(
-            "net.fault.duplicate",
+            NET_FAULT_DUPLICATE.name(),
             u64::from(p.duplicate_per_mille),
             PER_MILLE,
         )

@@ -32,6 +32,10 @@ use std::task::{Context, Poll, Waker};
 
 use futures::io::{AsyncRead, AsyncWrite};
 
+use super::labels::{
+    NET_FAULT_BLACKHOLE, NET_FAULT_REFUSE, NET_FAULT_RESET, NET_FAULT_SILENT,
+    NET_FAULT_SILENT_AFTER, NET_FAULT_STALL, NET_FAULT_STALL_MS,
+};
 use super::{
     alive, draw_link_faults, incarnation, latency_ns, resolve, Addr, NetError, Packet, PER_MILLE,
 };
@@ -236,8 +240,11 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
         }
         if matches!(kind, SegKind::Data(_))
             && p.reset_per_mille > 0
-            && w.source
-                .chance("net.fault.reset", u64::from(p.reset_per_mille), PER_MILLE)
+            && w.source.chance(
+                NET_FAULT_RESET.name(),
+                u64::from(p.reset_per_mille),
+                PER_MILLE,
+            )
         {
             w.record(Some(from), EventKind::Drop { msg: id }, || {
                 format!("#{id}: lost with the connection")
@@ -246,12 +253,15 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
             return;
         }
         if p.stall_per_mille > 0
-            && w.source
-                .chance("net.fault.stall", u64::from(p.stall_per_mille), PER_MILLE)
+            && w.source.chance(
+                NET_FAULT_STALL.name(),
+                u64::from(p.stall_per_mille),
+                PER_MILLE,
+            )
         {
             let ms = w
                 .source
-                .range_inclusive("net.fault.stall_ms", 1, p.stall_ms_max.max(1));
+                .range_inclusive(NET_FAULT_STALL_MS.name(), 1, p.stall_ms_max.max(1));
             let d = &mut w.net.conns[c as usize].dirs[dir];
             d.stalled_until_ns = d.stalled_until_ns.max(at + ms * 1_000_000);
         }
@@ -366,7 +376,7 @@ fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
                         && lf
                         && p.refuse_per_mille > 0
                         && w.source.chance(
-                            "net.fault.refuse",
+                            NET_FAULT_REFUSE.name(),
                             u64::from(p.refuse_per_mille),
                             PER_MILLE,
                         ))
@@ -783,9 +793,15 @@ impl Stream {
             let p = w.net.profile;
             let silent_after = (faultable
                 && p.silent_per_mille > 0
-                && w.source
-                    .chance("net.fault.silent", u64::from(p.silent_per_mille), PER_MILLE))
-            .then(|| w.source.range_inclusive("net.fault.silent_after", 0, 8) as u32);
+                && w.source.chance(
+                    NET_FAULT_SILENT.name(),
+                    u64::from(p.silent_per_mille),
+                    PER_MILLE,
+                ))
+            .then(|| {
+                w.source
+                    .range_inclusive(NET_FAULT_SILENT_AFTER.name(), 0, 8) as u32
+            });
             w.net.conns.push(Conn {
                 seq,
                 faultable,
@@ -799,7 +815,7 @@ impl Stream {
                 w.net.pair_cut(node, target)
                     || (p.blackhole_per_mille > 0
                         && w.source.chance(
-                            "net.fault.blackhole",
+                            NET_FAULT_BLACKHOLE.name(),
                             u64::from(p.blackhole_per_mille),
                             PER_MILLE,
                         ))

@@ -52,6 +52,7 @@ use std::time::Duration;
 
 use crate::world::{self, with};
 
+mod labels;
 mod node_clock;
 mod queue;
 pub(crate) use node_clock::{jump, start_run, Jump, NodeClocks};

@@ -23,6 +23,12 @@
 //! every wall clock reads true time, and timers fire on time. Rates are integer ratios
 //! ([`crate::choice::PER_MILLE`], parts per million); no decision uses a float.
 
+use super::labels::{
+    TIME_CLOCK_DRIFT_PPM, TIME_CLOCK_JUMPS, TIME_CLOCK_JUMP_AT_MS, TIME_CLOCK_JUMP_MS,
+    TIME_CLOCK_OFFSET_MS, TIME_FAULT_LATE, TIME_FAULT_LATE_MS, TIME_SWARM_DRIFT_PPM,
+    TIME_SWARM_JUMPS, TIME_SWARM_JUMP_MS, TIME_SWARM_JUMP_ON, TIME_SWARM_LATE, TIME_SWARM_LATE_ON,
+    TIME_SWARM_OFFSET_MS, TIME_SWARM_SKEW_ON,
+};
 use crate::choice::PER_MILLE;
 use crate::choice::{Choices, Source};
 use crate::fault_kinds::{FaultKind, FaultKinds};
@@ -148,22 +154,25 @@ impl ClockProfile {
     pub fn swarm_over(source: &mut dyn Source, kinds: FaultKinds) -> ClockProfile {
         let s = &SWARM;
         let mut p = ClockProfile::NONE;
-        if kinds.contains(FaultKind::Skew) && source.chance("time.swarm.skew.on", 1, 2) {
-            p.offset_ms_max = source.range_inclusive("time.swarm.offset_ms", 1, s.offset_ms_max);
+        if kinds.contains(FaultKind::Skew) && source.chance(TIME_SWARM_SKEW_ON.name(), 1, 2) {
+            p.offset_ms_max =
+                source.range_inclusive(TIME_SWARM_OFFSET_MS.name(), 1, s.offset_ms_max);
             p.drift_ppm_max =
-                source.range_inclusive("time.swarm.drift_ppm", 0, u64::from(s.drift_ppm_max))
+                source.range_inclusive(TIME_SWARM_DRIFT_PPM.name(), 0, u64::from(s.drift_ppm_max))
                     as u32;
         }
-        if kinds.contains(FaultKind::Jump) && source.chance("time.swarm.jump.on", 1, 2) {
+        if kinds.contains(FaultKind::Jump) && source.chance(TIME_SWARM_JUMP_ON.name(), 1, 2) {
             p.jumps_max =
-                source.range_inclusive("time.swarm.jumps", 1, u64::from(s.jumps_max)) as u32;
-            p.jump_ms_max = source.range_inclusive("time.swarm.jump_ms", 1, s.jump_ms_max);
+                source.range_inclusive(TIME_SWARM_JUMPS.name(), 1, u64::from(s.jumps_max)) as u32;
+            p.jump_ms_max = source.range_inclusive(TIME_SWARM_JUMP_MS.name(), 1, s.jump_ms_max);
             p.jump_within_ms = s.jump_within_ms;
         }
-        if kinds.contains(FaultKind::LateTimer) && source.chance("time.swarm.late.on", 1, 2) {
-            p.late_timer_per_mille =
-                source.range_inclusive("time.swarm.late", 1, u64::from(s.late_timer_per_mille))
-                    as u32;
+        if kinds.contains(FaultKind::LateTimer) && source.chance(TIME_SWARM_LATE_ON.name(), 1, 2) {
+            p.late_timer_per_mille = source.range_inclusive(
+                TIME_SWARM_LATE.name(),
+                1,
+                u64::from(s.late_timer_per_mille),
+            ) as u32;
             p.late_timer_ms_max = s.late_timer_ms_max;
         }
         p
@@ -273,11 +282,11 @@ impl NodeClocks {
     pub fn draw_late_ns(&self, source: &mut dyn Source) -> u64 {
         let p = &self.profile;
         if source.chance(
-            "time.fault.late",
+            TIME_FAULT_LATE.name(),
             u64::from(p.late_timer_per_mille),
             PER_MILLE,
         ) {
-            source.range_inclusive("time.fault.late_ms", 1, p.late_timer_ms_max) * 1_000_000
+            source.range_inclusive(TIME_FAULT_LATE_MS.name(), 1, p.late_timer_ms_max) * 1_000_000
         } else {
             0
         }
@@ -304,10 +313,11 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
     }
     w.clocks.nodes = vec![NodeClock::default(); n];
     for node in 0..n as u32 {
-        let offset_ns = signed(&mut w.source, "time.clock.offset_ms", p.offset_ms_max) * 1_000_000;
+        let offset_ns =
+            signed(&mut w.source, TIME_CLOCK_OFFSET_MS.name(), p.offset_ms_max) * 1_000_000;
         let drift_ppm = signed(
             &mut w.source,
-            "time.clock.drift_ppm",
+            TIME_CLOCK_DRIFT_PPM.name(),
             u64::from(p.drift_ppm_max),
         );
         w.clocks.nodes[node as usize].offset_ns = offset_ns;
@@ -332,15 +342,15 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
         }
         let jumps = w
             .source
-            .range_inclusive("time.clock.jumps", 0, u64::from(p.jumps_max));
+            .range_inclusive(TIME_CLOCK_JUMPS.name(), 0, u64::from(p.jumps_max));
         for _ in 0..jumps {
             let at_ms =
                 w.source
-                    .range_inclusive("time.clock.jump_at_ms", 1, p.jump_within_ms.max(1));
+                    .range_inclusive(TIME_CLOCK_JUMP_AT_MS.name(), 1, p.jump_within_ms.max(1));
             // Never zero: a draw in 0..2*max read as +1, -1, +2, -2, ...
             let u = w
                 .source
-                .below("time.clock.jump_ms", p.jump_ms_max.saturating_mul(2));
+                .below(TIME_CLOCK_JUMP_MS.name(), p.jump_ms_max.saturating_mul(2));
             let magnitude = (u / 2 + 1) as i64;
             let delta_ms = if u % 2 == 0 { magnitude } else { -magnitude };
             w.clock.schedule(
