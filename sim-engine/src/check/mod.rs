@@ -25,7 +25,7 @@
 //!   one of them makes the rest linearizable (when the minimisation finished within its
 //!   budget; the report says so). The message names the window's span and its operations'
 //!   numbers in the history, which [`WindowMark::find`] reads back: the space-time diagram
-//!   ([`crate::render::svg`]) shades the window and highlights its operations.
+//!   (`sim_core::render::svg`) shades the window and highlights its operations.
 //!
 //! # Cost and bound
 //!

@@ -630,7 +630,7 @@ pub(crate) fn request_stop(w: &mut World, id: u32, grace_ns: u64) -> bool {
     let at = w.clock.now_ns().saturating_add(grace_ns);
     w.clock.schedule(
         at,
-        crate::net::Packet::Lifecycle(Box::new(crate::nemesis::Action::Kill {
+        crate::world::DueEvent::Lifecycle(Box::new(crate::world::LifecycleAction::Kill {
             node: id,
             incarnation,
         })),

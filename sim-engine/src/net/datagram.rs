@@ -12,12 +12,12 @@ use std::task::{Context, Poll, Waker};
 
 use super::labels::{NET_FAULT_DUPLICATE, NET_FAULT_LOSS, NET_FAULT_REORDER, NET_FAULT_REORDER_MS};
 use super::{
-    alive, draw_link_faults, fifo_at, incarnation, latency_ns, node_name, Addr, NetError, Packet,
-    PER_MILLE,
+    alive, draw_link_faults, fifo_at, incarnation, latency_ns, node_name, Addr, NetError, PER_MILLE,
 };
 use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash, EventKind};
+use crate::world::DueEvent;
 use crate::world::{self, with, World};
 
 /// What a message must be: any `'static` value that can be printed in a trace, hashed into
@@ -272,7 +272,7 @@ impl<M: Message> Socket<M> {
         to_inc: u32,
         faultable: bool,
         payload: Payload,
-    ) -> Packet {
+    ) -> DueEvent {
         self.datagram_in(id, to, to_inc, faultable, 0, payload)
     }
 
@@ -285,8 +285,8 @@ impl<M: Message> Socket<M> {
         faultable: bool,
         session: u32,
         payload: Payload,
-    ) -> Packet {
-        Packet::Datagram(Datagram {
+    ) -> DueEvent {
+        DueEvent::Datagram(Datagram {
             id,
             from: self.addr,
             to,

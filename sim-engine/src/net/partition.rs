@@ -6,9 +6,10 @@
 //! is lost — and releases it, in order, when it ends. A node's links to itself are never cut
 //! or clogged.
 
-use super::{cut_events, datagram, resolve_nodes, set_route, stream, NetError, Packet};
+use super::{cut_events, datagram, resolve_nodes, set_route, stream, NetError};
 use crate::time::Instant;
 use crate::trace::{stable_hash, EventKind};
+use crate::world::DueEvent;
 use crate::world::{with, World};
 
 /// A scripted network control, applied now ([`Control::apply`]) or at a virtual instant
@@ -206,7 +207,7 @@ pub(crate) fn drawn_cut(w: &mut World, links: &[(u32, u32)], ms: u64) {
     let at = w.clock.now_ns() + ms * 1_000_000;
     w.clock.schedule(
         at,
-        Packet::Control(Box::new(Resolved::HealDrawn(links.to_vec()))),
+        DueEvent::Control(Box::new(Resolved::HealDrawn(links.to_vec()))),
     );
 }
 
@@ -223,7 +224,7 @@ pub(crate) fn drawn_clog(w: &mut World, from: u32, to: u32, ms: u64) {
     let at = w.clock.now_ns() + ms * 1_000_000;
     w.clock.schedule(
         at,
-        Packet::Control(Box::new(Resolved::UnclogDrawn(from, to))),
+        DueEvent::Control(Box::new(Resolved::UnclogDrawn(from, to))),
     );
 }
 
@@ -319,7 +320,7 @@ pub fn at(when: Instant, control: Control) -> Result<(), NetError> {
         control.validate(w)?;
         let at = when.as_nanos().max(w.clock.now_ns());
         w.clock
-            .schedule(at, Packet::Control(Box::new(Resolved::Scripted(control))));
+            .schedule(at, DueEvent::Control(Box::new(Resolved::Scripted(control))));
         Ok(())
     })
 }

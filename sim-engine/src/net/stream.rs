@@ -36,12 +36,11 @@ use super::labels::{
     NET_FAULT_BLACKHOLE, NET_FAULT_REFUSE, NET_FAULT_RESET, NET_FAULT_SILENT,
     NET_FAULT_SILENT_AFTER, NET_FAULT_STALL, NET_FAULT_STALL_MS,
 };
-use super::{
-    alive, draw_link_faults, incarnation, latency_ns, resolve, Addr, NetError, Packet, PER_MILLE,
-};
+use super::{alive, draw_link_faults, incarnation, latency_ns, resolve, Addr, NetError, PER_MILLE};
 use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash_bytes, EventKind};
+use crate::world::DueEvent;
 use crate::world::{self, with, World};
 
 #[derive(Debug)]
@@ -274,7 +273,7 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
     });
     w.clock.schedule(
         at,
-        Packet::Segments {
+        DueEvent::Segments {
             conn: c,
             dir: dir as u8,
         },
@@ -319,7 +318,7 @@ pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
             if !clogged {
                 w.clock.schedule(
                     stalled_until,
-                    Packet::Segments {
+                    DueEvent::Segments {
                         conn: c,
                         dir: dir as u8,
                     },

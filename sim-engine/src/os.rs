@@ -36,7 +36,7 @@
 //! second continues the first's count — and a `HashMap` iterated in order would make a run
 //! depend on the runs before it. [`isolated`] runs a closure on a fresh thread whose keys are
 //! fixed before anything else can create a `RandomState`, so each run starts from the same
-//! keys; sim-core's own run paths (sweeps, `sim run`, the fuzz target, [`crate::system`]'s
+//! keys; sim-core's own run paths (sweeps, `sim run`, the fuzz target, `sim_core::system`'s
 //! runs) use it whenever the hooks are linked ([`hooks_linked`]). A hand-written test that
 //! builds a [`crate::sim::Sim`] itself wraps build and run in [`isolated`].
 //!
@@ -383,7 +383,7 @@ pub fn isolated<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 
 /// Runs `f` [`isolated`] for a system that asks for a thread per run, and on this thread
 /// otherwise: how sim-core's own run paths start a run.
-pub(crate) fn run_maybe_isolated<R: Send>(thread_per_run: bool, f: impl FnOnce() -> R + Send) -> R {
+pub fn run_maybe_isolated<R: Send>(thread_per_run: bool, f: impl FnOnce() -> R + Send) -> R {
     if thread_per_run {
         isolated(f)
     } else {
@@ -394,34 +394,6 @@ pub(crate) fn run_maybe_isolated<R: Send>(thread_per_run: bool, f: impl FnOnce()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::{RunOptions, SpecError, SystemSpec};
-
-    fn build(opts: &RunOptions) -> crate::sim::Sim {
-        crate::sim::Sim::new(opts.config.clone())
-    }
-
-    #[test]
-    fn without_the_hooks_a_thread_per_run_system_is_refused() {
-        // sim-core's own tests do not link sim-os.
-        assert!(!hooks_linked());
-        let spec = SystemSpec {
-            name: "maps",
-            about: "",
-            bugs: &[],
-            flags: &[],
-            thread_per_run: true,
-            build,
-        };
-        assert!(matches!(
-            spec.options(None),
-            Err(SpecError::HooksNotLinked { .. })
-        ));
-        let same_thread = SystemSpec {
-            thread_per_run: false,
-            ..spec
-        };
-        assert!(same_thread.options(None).is_ok());
-    }
 
     #[test]
     fn outside_a_run_every_hook_passes_through() {

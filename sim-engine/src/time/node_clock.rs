@@ -355,7 +355,7 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
             let delta_ms = if u % 2 == 0 { magnitude } else { -magnitude };
             w.clock.schedule(
                 at_ms * 1_000_000,
-                crate::net::Packet::Jump(Box::new(Jump {
+                crate::world::DueEvent::Jump(Box::new(Jump {
                     node,
                     delta_ns: delta_ms * 1_000_000,
                 })),

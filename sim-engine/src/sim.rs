@@ -54,12 +54,13 @@ use std::time::Duration;
 
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
 use crate::nemesis::{self, LifecycleFaults, Nemesis};
-use crate::net::{self, NetConfig, Network, Packet};
+use crate::net::{self, NetConfig, Network};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
 use crate::report::{Class, Outcome};
 use crate::rt::{self, Executor, Scheduler, Strategy};
 use crate::time::{duration_ns, Clock, ClockFaults, Due, NodeClocks};
 use crate::trace::{stable_hash, EventKind, History, Recording};
+use crate::world::DueEvent;
 use crate::world::{self, with, World};
 
 use crate::choice::lanes::Label;
@@ -399,7 +400,7 @@ fn next_move(
     quiet: bool,
     ended_seen: u64,
     limits: Limits,
-    due: &mut Vec<Due<Packet>>,
+    due: &mut Vec<Due<DueEvent>>,
 ) -> (Next, u64) {
     if let Some((task, future)) = parked {
         if let Some(orphan) = w.exec.put_back(task, future) {
@@ -411,7 +412,7 @@ fn next_move(
     loop {
         let next = w.step(limits, due);
         // A fire that ended no task leaves nothing for the loop outside to check. (A
-        // lifecycle action coming due counts as an ending: see `net::deliver`.)
+        // lifecycle action coming due counts as an ending: see `World::deliver`.)
         if matches!(next, Next::Fired) && fold && w.exec.ended() == ended {
             continue;
         }
@@ -425,7 +426,7 @@ impl World {
     /// One move of the run: fire what is due now, else take the ready task the scheduler
     /// picks (its future goes to the caller for polling), else jump the clock to the next
     /// deadline and fire what is due there — or say why there is no move (budget, idle).
-    fn step(&mut self, limits: Limits, due: &mut Vec<Due<Packet>>) -> Next {
+    fn step(&mut self, limits: Limits, due: &mut Vec<Due<DueEvent>>) -> Next {
         if self.history.len() >= limits.budget_steps {
             return Next::OutOfSteps;
         }
@@ -737,7 +738,7 @@ impl Driver<'_> {
 }
 
 /// Applies everything due at `at`, in an order drawn from the input (zero = schedule order).
-fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<Packet>>) {
+fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<DueEvent>>) {
     debug_assert!(due.is_empty());
     // Most instants have one thing due: apply it at once, without the tie-break list (the
     // same as below, where a single entry draws nothing).
@@ -765,7 +766,7 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<Packet>>) {
 
 /// Applies one thing that is due now: wakes a live timer's task, or delivers a packet.
 #[inline]
-fn apply_due(w: &mut World, what: Due<Packet>) {
+fn apply_due(w: &mut World, what: Due<DueEvent>) {
     match what {
         Due::Timer(entry) => {
             if let Some((slot, waker)) = w.clock.fire(entry) {
@@ -789,7 +790,7 @@ fn apply_due(w: &mut World, what: Due<Packet>) {
                 w.wake(waker);
             }
         }
-        Due::Payload(packet) => net::deliver(w, packet),
+        Due::Payload(due) => w.deliver(due),
     }
 }
 

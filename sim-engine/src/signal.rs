@@ -195,7 +195,7 @@ thread_local! {
     static PREV: Cell<[u8; NODE_SLOTS]> = const { Cell::new([0; NODE_SLOTS]) };
     /// The label features this run reached, each with the input's draw clock
     /// ([`crate::choice::draw_clock`]) when it was first reached: where a mutator can cut
-    /// the input to explore new futures from that state ([`crate::mutate`]).
+    /// the input to explore new futures from that state (`sim_core::mutate`).
     static FIRST_HITS: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
 }
 

@@ -32,12 +32,42 @@ use crate::rt::{Executor, RunScheduler};
 use crate::time::Clock;
 use crate::trace::{EventKind, History};
 
+/// Something due at a virtual instant, scheduled on the clock: network traffic, or one of
+/// the harness' own events. The world owns it, and dispatches it ([`World::deliver`]),
+/// because it names every part that schedules one: the parts need not know each other's.
+pub(crate) enum DueEvent {
+    /// A datagram arriving.
+    Datagram(crate::net::Datagram),
+    /// Segments of a stream direction may be due.
+    Segments { conn: u32, dir: u8 },
+    /// A scheduled network control (scripted with `net::at`, or the end of a drawn fault).
+    Control(Box<crate::net::Resolved>),
+    /// A node's wall clock jumps.
+    Jump(Box<crate::time::Jump>),
+    /// A lifecycle action comes due (applied by the nemesis, outside the world).
+    Lifecycle(Box<LifecycleAction>),
+}
+
+/// A lifecycle action due at a virtual instant. Applied outside the world (a crash drops
+/// futures), by the harness.
+#[derive(Debug)]
+pub(crate) enum LifecycleAction {
+    /// The nemesis decides.
+    Tick,
+    /// Restart `node` if it is still down in `incarnation` (the one after its fall).
+    Restart { node: u32, incarnation: u32 },
+    /// Resume `node` if it is still in the pause numbered `pause`.
+    Resume { node: u32, pause: u64 },
+    /// A stop's grace period is over: crash `node` if it is still up in `incarnation`.
+    Kill { node: u32, incarnation: u32 },
+}
+
 pub(crate) struct World {
     pub epoch: u32,
     pub source: RunSource,
     pub exec: Executor,
     pub sched: RunScheduler,
-    pub clock: Clock<crate::net::Packet>,
+    pub clock: Clock<DueEvent>,
     pub net: Network,
     pub disks: crate::disk::Disks,
     pub nodes: Nodes,
@@ -50,10 +80,26 @@ pub(crate) struct World {
     /// The lifecycle nemesis.
     pub nemesis: crate::nemesis::Nemesis,
     /// Lifecycle actions that came due, waiting to be applied outside the world.
-    pub lifecycle_due: Vec<crate::nemesis::Action>,
+    pub lifecycle_due: Vec<LifecycleAction>,
 }
 
 impl World {
+    /// Hands what came due now to the part it belongs to (called by the run loop).
+    #[inline]
+    pub fn deliver(&mut self, due: DueEvent) {
+        match due {
+            DueEvent::Datagram(d) => crate::net::arrive_datagram(self, d),
+            DueEvent::Segments { conn, dir } => crate::net::segments_due(self, conn, dir),
+            DueEvent::Control(c) => crate::net::fire_control(self, *c),
+            DueEvent::Jump(j) => crate::time::jump(self, *j),
+            DueEvent::Lifecycle(a) => {
+                self.lifecycle_due.push(*a);
+                // Brings the driver out of its world borrow to apply it (see `Executor::ended`).
+                self.exec.note_lifecycle_due();
+            }
+        }
+    }
+
     /// Appends an event on `node` (or the harness, for `None`) at the current instant.
     #[inline]
     pub fn record(&mut self, node: Option<u32>, kind: EventKind, detail: impl FnOnce() -> String) {

@@ -7,7 +7,7 @@
 //! every other decision, so it shrinks and fuzzes with the rest: [`Quiet::after_op`] draws,
 //! after each operation, whether to let virtual time pass with no client traffic, and for
 //! how long. Quiet periods can be switched off for a run (`--quiet off`, carried by
-//! [`crate::system::RunOptions::quiet`]) so their effect can be measured: a run with them off
+//! `sim_core::system::RunOptions::quiet`) so their effect can be measured: a run with them off
 //! draws nothing for them.
 //!
 //! Every draw here has its own label (`workload.ops`, `workload.think_ms`,

@@ -62,9 +62,10 @@
 use crate::choice::PER_MILLE;
 use crate::choice::{Choices, Source};
 use crate::fault_kinds::{FaultKind, FaultKinds};
-use crate::net::Packet;
 use crate::node::{self, Down};
 use crate::trace::{stable_hash, EventKind};
+use crate::world::DueEvent;
+pub(crate) use crate::world::LifecycleAction as Action;
 use crate::world::{with, World};
 
 use crate::choice::lanes::Label;
@@ -206,20 +207,6 @@ pub enum LifecycleFaults {
     Swarm(FaultKinds),
 }
 
-/// A lifecycle action due at a virtual instant. Applied outside the world (a crash drops
-/// futures), by the harness.
-#[derive(Debug)]
-pub(crate) enum Action {
-    /// The nemesis decides.
-    Tick,
-    /// Restart `node` if it is still down in `incarnation` (the one after its fall).
-    Restart { node: u32, incarnation: u32 },
-    /// Resume `node` if it is still in the pause numbered `pause`.
-    Resume { node: u32, pause: u64 },
-    /// A stop's grace period is over: crash `node` if it is still up in `incarnation`.
-    Kill { node: u32, incarnation: u32 },
-}
-
 /// The nemesis' state in one run.
 pub(crate) struct Nemesis {
     profile: LifecycleProfile,
@@ -296,7 +283,7 @@ fn schedule(w: &mut World, after_ms: u64, action: Action) {
         .clock
         .now_ns()
         .saturating_add(after_ms.saturating_mul(1_000_000));
-    w.clock.schedule(at, Packet::Lifecycle(Box::new(action)));
+    w.clock.schedule(at, DueEvent::Lifecycle(Box::new(action)));
 }
 
 /// What a tick decided that must happen outside the world.

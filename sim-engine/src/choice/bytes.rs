@@ -287,7 +287,7 @@ thread_local! {
 
 /// What the last finished [`Bytes`] run of this thread drew: how many draws, and each event
 /// draw read from the events lane with its clock. The fuzz harness hands it to the mutator
-/// ([`crate::mutate::observe_run`]), which maps "just after this state was reached" to the
+/// (`sim_core::mutate::observe_run`), which maps "just after this state was reached" to the
 /// fault decisions drawn then. Empties the record; no run reads it.
 pub fn take_draw_trace() -> DrawTrace {
     LAST_TRACE.with(|last| std::mem::take(&mut *last.borrow_mut()))

@@ -155,13 +155,15 @@ pub fn failure_class(class: Class, invariant: Option<&str>) -> String {
 }
 
 /// Serde for a 64-bit hash as 16 lower-case hex digits; reads that, or a JSON number.
-pub(crate) mod hash_hex {
+pub mod hash_hex {
     use serde::{de, Deserialize, Deserializer, Serializer};
 
+    /// Writes `hash` as 16 lower-case hex digits.
     pub fn serialize<S: Serializer>(hash: &u64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format!("{hash:016x}"))
     }
 
+    /// Reads 16 hex digits, or a JSON number (files written before hashes were hex).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]

@@ -95,8 +95,12 @@ use std::fmt::{self, Debug};
 pub use datagram::{Message, Recv, Socket};
 pub use faults::{FaultProfile, Faults, PER_MILLE};
 pub use foreign_message::Foreign;
+// What the world dispatches due events to (see `World::deliver`).
+pub(crate) use datagram::{arrive as arrive_datagram, Datagram};
 pub use partition::{at, clog, heal, heal_all, partition, partition_oneway, unclog, Control};
+pub(crate) use partition::{fire as fire_control, Resolved};
 pub use session::{RecvEvent, SessionEvent, SessionSocket};
+pub(crate) use stream::segments_due;
 pub use stream::{Accept, Connect, Listener, Stream};
 pub use watch::{reachable, watch, Down, DownReason, Reachable, Watch};
 
@@ -274,21 +278,6 @@ pub(crate) struct Network {
     /// Tasks waiting for a node to become reachable ([`reachable`]): woken when a node
     /// starts or a cut heals, to look again.
     reach_waiters: Vec<std::task::Waker>,
-}
-
-/// Something due at a virtual instant (scheduled on the clock): network traffic, or one of
-/// the harness' own events (a wall-clock jump, a lifecycle action).
-pub(crate) enum Packet {
-    /// A datagram arriving.
-    Datagram(datagram::Datagram),
-    /// Segments of a stream direction may be due.
-    Segments { conn: u32, dir: u8 },
-    /// A scheduled control (scripted with [`at`], or the end of a drawn fault).
-    Control(Box<partition::Resolved>),
-    /// A node's wall clock jumps (handled by [`crate::time`]).
-    Jump(Box<crate::time::Jump>),
-    /// A lifecycle action comes due (handled by [`crate::nemesis`], outside the world).
-    Lifecycle(Box<crate::nemesis::Action>),
 }
 
 impl Network {
@@ -546,22 +535,6 @@ pub fn unroute(name: &str) {
             });
         }
     })
-}
-
-/// Delivers whatever the network had due now (called by the harness).
-#[inline]
-pub(crate) fn deliver(w: &mut World, packet: Packet) {
-    match packet {
-        Packet::Datagram(d) => datagram::arrive(w, d),
-        Packet::Segments { conn, dir } => stream::segments_due(w, conn, dir),
-        Packet::Control(c) => partition::fire(w, *c),
-        Packet::Jump(j) => crate::time::jump(w, *j),
-        Packet::Lifecycle(a) => {
-            w.lifecycle_due.push(*a);
-            // Brings the driver out of its world borrow to apply it (see `Executor::ended`).
-            w.exec.note_lifecycle_due();
-        }
-    }
 }
 
 /// Draws the partition and clog faults a send between two nodes may trigger (only for
