@@ -9,6 +9,7 @@ re-export only if it says so itself, so the graph is of files as written.
 
     scripts/import-graph.py sim-core/src            # circles, largest first
     scripts/import-graph.py sim-core/src --edges A  # what file A imports, and who imports it
+    scripts/import-graph.py sim-engine/src --without world  # circles left once the hub is out
 """
 import os
 import re
@@ -126,6 +127,9 @@ def main():
         print("imports:", " ".join(sorted(graph.get(a, ()))))
         print("imported by:", " ".join(sorted(m for m, t in graph.items() if a in t)))
         return
+    if len(sys.argv) == 4 and sys.argv[2] == "--without":
+        hub = sys.argv[3]
+        graph = {m: {t for t in ts if t != hub} for m, ts in graph.items() if m != hub}
     circles = sorted((c for c in sccs(graph) if len(c) > 1), key=len, reverse=True)
     for c in circles:
         print(f"circle files={len(c)}: {' '.join(mods[m] for m in c)}")

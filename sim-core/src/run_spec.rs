@@ -44,7 +44,7 @@
 //! assert_eq!(run.variant.args(), "--system toy --strategy pct --faults all");
 //! assert_eq!(run.run_command("sim", None), "sim run --system toy --strategy pct --faults all --seed 5");
 //! assert_eq!(run.stem(), "toy-correct-strategy-pct-faults-all-seed-5");
-//! let repro = run.repro(vec![1, 2], "seed:5");
+//! let repro = sim_core::repro::Repro::of_run(&run, vec![1, 2], "seed:5");
 //! assert_eq!(repro.flags, run.variant.flags, "a repro records every flag");
 //! ```
 

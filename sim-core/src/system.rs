@@ -403,3 +403,25 @@ pub fn find<'a>(systems: &'a [SystemSpec], name: &str) -> Result<&'a SystemSpec,
                 .join(", "),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(opts: &RunOptions) -> Sim {
+        Sim::new(opts.config.clone())
+    }
+
+    #[test]
+    fn without_the_hooks_a_thread_per_run_system_is_refused() {
+        // sim-core's own tests do not link sim-os.
+        assert!(!crate::os::hooks_linked());
+        let spec = SystemSpec::new("maps", "", build).with_thread_per_run();
+        assert!(matches!(
+            spec.options(None),
+            Err(SpecError::HooksNotLinked { .. })
+        ));
+        let same_thread = SystemSpec::new("maps", "", build);
+        assert!(same_thread.options(None).is_ok());
+    }
+}
