@@ -46,12 +46,13 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Input;
 use crate::determinism::{self_check_runs, Divergence};
+use crate::mutate::MutatorChoice;
 use crate::report::{Class, Outcome};
 use crate::run_spec::{RunFlags, RunSpec, Variant};
 use crate::signal::{self, SignalError, Signals};
@@ -113,7 +114,92 @@ pub struct Harness {
     engine: Engine,
     signals: Signals,
     replay_prefix: String,
+    /// Where libFuzzer saves crashes when told (`-artifact_prefix=`, `-exact_artifact_path=`,
+    /// as `cargo fuzz run` and the hunt pass them); read from the process arguments.
+    artifacts: ArtifactPath,
     seen: Mutex<SeenHistories>,
+}
+
+/// The mutator a libFuzzer target installed, noted by `sim_fuzz::sim_fuzz_target!` before the
+/// harness starts; unset in a target that installs none (one written with
+/// `libfuzzer_sys::fuzz_target!` around [`Harness::fuzz_one`]), which runs libFuzzer's byte
+/// mutations only and says so in its first line.
+static MUTATOR: OnceLock<MutatorChoice> = OnceLock::new();
+
+/// Notes which mutator this fuzz target installed (called by `sim_fuzz::sim_fuzz_target!`).
+pub fn note_mutator(choice: MutatorChoice) {
+    let _ = MUTATOR.set(choice);
+}
+
+/// What the first line of a libFuzzer target says of its mutator.
+fn mutator_line() -> &'static str {
+    match MUTATOR.get() {
+        Some(MutatorChoice::Lanes) => "lanes",
+        Some(MutatorChoice::Bytes) => "bytes (SIM_MUTATOR=bytes)",
+        None => {
+            "bytes: this target installs no lane mutator or crossover; define it with \
+             sim_fuzz::sim_fuzz_target!(NAME, SPEC) to get them (deep bugs are found in several \
+             times fewer executions)"
+        }
+    }
+}
+
+/// Where libFuzzer writes a crashing input, from its command-line flags: a prefix glued to
+/// `crash-SHA1` (`-artifact_prefix=`, default the working directory) or one exact path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArtifactPath {
+    /// `-artifact_prefix=` (the last one given).
+    pub prefix: Option<String>,
+    /// `-exact_artifact_path=` (the last one given).
+    pub exact: Option<String>,
+}
+
+impl ArtifactPath {
+    /// Reads the flags from libFuzzer's arguments (any others are ignored).
+    ///
+    /// ```
+    /// use sim_core::fuzz::ArtifactPath;
+    ///
+    /// let args = ["fuzz/target/raft_kv", "-runs=100", "-artifact_prefix=/tmp/hunt/"];
+    /// let path = ArtifactPath::from_args(args.iter().map(|a| a.to_string()));
+    /// assert_eq!(path.crash_file("raft_kv", "3f2a"), "/tmp/hunt/crash-3f2a");
+    /// assert_eq!(ArtifactPath::default().crash_file("raft_kv", "3f2a"), "fuzz/artifacts/raft_kv/crash-3f2a");
+    /// ```
+    pub fn from_args(args: impl IntoIterator<Item = String>) -> ArtifactPath {
+        let mut path = ArtifactPath::default();
+        for arg in args {
+            if let Some(prefix) = arg.strip_prefix("-artifact_prefix=") {
+                path.prefix = Some(prefix.to_string());
+            } else if let Some(exact) = arg.strip_prefix("-exact_artifact_path=") {
+                path.exact = Some(exact.to_string());
+            }
+        }
+        path
+    }
+
+    /// The file a crash of `target` with input digest `sha1` is saved in. Without either
+    /// flag: where `cargo fuzz run`'s default puts it, relative to the crate's root.
+    pub fn crash_file(&self, target: &str, sha1: &str) -> String {
+        match (&self.exact, &self.prefix) {
+            (Some(exact), _) => exact.clone(),
+            (None, Some(prefix)) => format!("{prefix}crash-{sha1}"),
+            (None, None) => format!("fuzz/artifacts/{target}/crash-{sha1}"),
+        }
+    }
+}
+
+/// The replay command's prefix for a binary built the way this fuzz target was. `cargo fuzz`
+/// builds with debug assertions (and overflow checks) unless `-O`: a crash that is a failed
+/// `debug_assert!` in the system, or an overflow, replays only in a build that has them, so
+/// a `cargo run --release ...` prefix gets cargo's profile overrides for them.
+fn as_built(prefix: &str, debug_assertions: bool) -> String {
+    if debug_assertions && prefix.starts_with("cargo ") && prefix.contains("--release") {
+        format!(
+            "CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true {prefix}"
+        )
+    } else {
+        prefix.to_string()
+    }
 }
 
 impl std::fmt::Debug for Harness {
@@ -143,6 +229,11 @@ impl Harness {
             engine,
             signals: Signals::NONE,
             replay_prefix: "sim".to_string(),
+            artifacts: if engine == Engine::LibFuzzer {
+                ArtifactPath::from_args(std::env::args())
+            } else {
+                ArtifactPath::default()
+            },
             seen: Mutex::new(SeenHistories::default()),
         })
     }
@@ -164,8 +255,13 @@ impl Harness {
     pub fn from_env_or_exit(spec: &SystemSpec, target: &str, engine: Engine) -> Harness {
         match Harness::from_env(spec, target, engine) {
             Ok(h) => {
+                let mutator = if engine == Engine::LibFuzzer {
+                    format!(" mutator={}", mutator_line())
+                } else {
+                    String::new()
+                };
                 eprintln!(
-                    "sim fuzz target {target}: system={} bug={} signals={}",
+                    "sim fuzz target {target}: system={} bug={} signals={}{mutator}",
                     spec.name,
                     h.opts.bug.unwrap_or("none (the correct system)"),
                     h.signals
@@ -291,7 +387,7 @@ impl Harness {
     /// Where the engine saves this input, as the replay command should name it.
     pub fn input_path_hint(&self, data: &[u8]) -> String {
         match self.engine {
-            Engine::LibFuzzer => format!("fuzz/artifacts/{}/crash-{}", self.target, sha1_hex(data)),
+            Engine::LibFuzzer => self.artifacts.crash_file(&self.target, &sha1_hex(data)),
             Engine::Afl => "CRASH_FILE".to_string(),
             Engine::Test => "INPUT_FILE".to_string(),
         }
@@ -299,8 +395,13 @@ impl Harness {
 
     /// The command that replays `data` with a readable trace.
     pub fn replay_command(&self, data: &[u8]) -> String {
+        let prefix = if self.engine == Engine::Test {
+            self.replay_prefix.clone()
+        } else {
+            as_built(&self.replay_prefix, cfg!(debug_assertions))
+        };
         RunSpec::new(self.variant.clone(), Input::Bytes(data.to_vec()))
-            .run_command(&self.replay_prefix, Some(&self.input_path_hint(data)))
+            .run_command(&prefix, Some(&self.input_path_hint(data)))
     }
 
     /// The corpus metadata of `data`'s run (for `corpus/TARGET/NAME.json`).
@@ -489,6 +590,48 @@ pub fn sha1_hex(data: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_replay_prefix_gets_the_fuzz_builds_assertions() {
+        let cargo = "cargo run --release --bin sim --";
+        assert_eq!(
+            as_built(cargo, true),
+            format!(
+                "CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true {cargo}"
+            )
+        );
+        assert_eq!(
+            as_built(cargo, false),
+            cargo,
+            "a -O build replays in release as it is"
+        );
+        assert_eq!(
+            as_built("sim", true),
+            "sim",
+            "an installed binary is what it is"
+        );
+    }
+
+    #[test]
+    fn a_target_without_the_lane_mutator_says_so_at_start() {
+        // Nothing in sim-core's tests installs a mutator: this is the pre-macro target form.
+        let line = mutator_line();
+        assert!(line.starts_with("bytes: "), "{line}");
+        assert!(line.contains("sim_fuzz_target!"), "the fix is named: {line}");
+    }
+
+    #[test]
+    fn the_crash_file_follows_libfuzzers_flags() {
+        let args = |a: &[&str]| ArtifactPath::from_args(a.iter().map(|s| s.to_string()));
+        let hunt = args(&["t", "-artifact_prefix=hunt/out/", "-max_len=4096"]);
+        assert_eq!(hunt.crash_file("kv", "ab"), "hunt/out/crash-ab");
+        let exact = args(&["t", "-artifact_prefix=x/", "-exact_artifact_path=the-crash"]);
+        assert_eq!(exact.crash_file("kv", "ab"), "the-crash");
+        assert_eq!(
+            args(&["t"]).crash_file("kv", "ab"),
+            "fuzz/artifacts/kv/crash-ab"
+        );
+    }
 
     #[test]
     fn seen_histories_are_bounded_and_evict_on_collision() {

@@ -101,8 +101,9 @@ macro_rules! sim_fuzz_target {
 
         $crate::libfuzzer_sys::fuzz_target!(
             init: {
+                // Noted first: the harness's first line says which mutator runs.
+                $crate::sim_core::fuzz::note_mutator($crate::mutator_choice());
                 harness();
-                $crate::mutator_choice();
             },
             |data: &[u8]| -> $crate::libfuzzer_sys::Corpus { $crate::corpus(harness().fuzz_one(data)) }
         );
