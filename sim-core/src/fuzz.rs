@@ -617,7 +617,10 @@ mod tests {
         // Nothing in sim-core's tests installs a mutator: this is the pre-macro target form.
         let line = mutator_line();
         assert!(line.starts_with("bytes: "), "{line}");
-        assert!(line.contains("sim_fuzz_target!"), "the fix is named: {line}");
+        assert!(
+            line.contains("sim_fuzz_target!"),
+            "the fix is named: {line}"
+        );
     }
 
     #[test]
