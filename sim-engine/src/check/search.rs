@@ -377,18 +377,74 @@ fn window<M: Model>(
     ops: &[SearchOp],
     limits: Limits,
 ) -> Option<Violation> {
-    // The prefix up to a return at position `cut`: operations called before it; those still
-    // running at `cut` become indeterminate. Linearizability is prefix-closed, so the first
-    // failing cut is found by binary search over the determinate returns.
-    let prefix = |cut: u64| -> Vec<SearchOp> {
-        ops.iter()
+    let search = WindowSearch {
+        model,
+        log,
+        ops,
+        limits,
+    };
+    let (cut, failing) = search.first_failing_prefix()?;
+    let culprit = ops
+        .iter()
+        .find(|o| o.ret == cut)
+        .expect("the cut is a return")
+        .index;
+    let explainable = !search.fails(&relaxed(&failing, culprit))?;
+    let (window, minimal) = search.shrink_window(&failing, culprit, explainable);
+    Some(Violation {
+        partition,
+        culprit,
+        prefix_ops: failing.len(),
+        window: search.shown(&window),
+        minimal,
+    })
+}
+
+/// The searches [`window`] makes over one partition's operations.
+struct WindowSearch<'a, M: Model> {
+    model: &'a M,
+    log: &'a OpLog<M::Input, M::Output>,
+    ops: &'a [SearchOp],
+    limits: Limits,
+}
+
+/// `subset` with the culprit free of real time: called before everything, returning after
+/// every determinate return (so it can take effect at any moment).
+fn relaxed(subset: &[SearchOp], culprit: usize) -> Vec<SearchOp> {
+    subset
+        .iter()
+        .map(|o| {
+            if o.index == culprit {
+                SearchOp {
+                    call: 0,
+                    ret: u64::MAX - 1,
+                    ..*o
+                }
+            } else {
+                *o
+            }
+        })
+        .collect()
+}
+
+impl<M: Model> WindowSearch<'_, M> {
+    /// Whether `subset` has no linearization; `None` when the search ran out of budget.
+    fn fails(&self, subset: &[SearchOp]) -> Option<bool> {
+        search(self.model, self.log, subset, self.limits.budget_steps).map(|ok| !ok)
+    }
+
+    /// The prefix up to a return at position `cut`: operations called before it; those still
+    /// running at `cut` become indeterminate.
+    fn prefix(&self, cut: u64) -> Vec<SearchOp> {
+        self.ops
+            .iter()
             .filter(|o| o.call < cut)
             .filter_map(|o| {
                 if o.ret <= cut {
                     Some(*o)
                 } else {
-                    let input = &log.ops()[o.index].input;
-                    model.changes_state(input).then_some(SearchOp {
+                    let input = &self.log.ops()[o.index].input;
+                    self.model.changes_state(input).then_some(SearchOp {
                         ret: u64::MAX,
                         determinate: false,
                         ..*o
@@ -396,137 +452,119 @@ fn window<M: Model>(
                 }
             })
             .collect()
-    };
-    let fails = |subset: &[SearchOp]| -> Option<bool> {
-        search(model, log, subset, limits.budget_steps).map(|ok| !ok)
-    };
-    let mut returns: Vec<u64> = ops
-        .iter()
-        .filter(|o| o.determinate)
-        .map(|o| o.ret)
-        .collect();
-    returns.sort_unstable();
-    let (mut lo, mut hi) = (0, returns.len() - 1);
-    debug_assert!(
-        fails(&prefix(returns[hi])) == Some(true),
-        "the whole partition fails"
-    );
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if fails(&prefix(returns[mid]))? {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+    }
+
+    /// The first failing prefix and the return it ends at. Linearizability is prefix-closed,
+    /// so it is found by binary search over the determinate returns.
+    fn first_failing_prefix(&self) -> Option<(u64, Vec<SearchOp>)> {
+        let mut returns: Vec<u64> = self
+            .ops
+            .iter()
+            .filter(|o| o.determinate)
+            .map(|o| o.ret)
+            .collect();
+        returns.sort_unstable();
+        let (mut lo, mut hi) = (0, returns.len() - 1);
+        debug_assert!(
+            self.fails(&self.prefix(returns[hi])) == Some(true),
+            "the whole partition fails"
+        );
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.fails(&self.prefix(returns[mid]))? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some((returns[lo], self.prefix(returns[lo])))
+    }
+
+    /// Drops operations of `failing` while the rest still fails: the oldest first, then
+    /// chunks, then one at a time; true with the window when no single drop is left. When
+    /// the culprit's result can be explained at some other moment (`explainable`: the
+    /// culprit placed anywhere, free of real time), a drop must keep that so: the window then
+    /// shows what the culprit saw and what made it too late (the write it read, and the one
+    /// after it), not a result that merely lost its writer.
+    fn shrink_window(
+        &self,
+        failing: &[SearchOp],
+        culprit: usize,
+        explainable: bool,
+    ) -> (Vec<SearchOp>, bool) {
+        let keeps_failing = |candidate: &[SearchOp]| -> bool {
+            self.fails(candidate) == Some(true)
+                && (!explainable || self.fails(&relaxed(candidate, culprit)) == Some(false))
+        };
+        // First the oldest operations, by binary search on how many to drop (a heuristic:
+        // the result is checked, and the one-at-a-time pass below makes it minimal).
+        let culprit_at = failing
+            .iter()
+            .position(|o| o.index == culprit)
+            .expect("the culprit is in its prefix");
+        let (mut keep_from, mut upper) = (0, culprit_at);
+        while keep_from < upper {
+            let mid = (keep_from + upper).div_ceil(2);
+            if keeps_failing(&failing[mid..]) {
+                keep_from = mid;
+            } else {
+                upper = mid - 1;
+            }
+        }
+        let mut window = failing[keep_from..].to_vec();
+        let mut searches = 0u32;
+        let mut chunk = window.len().div_ceil(2).max(1);
+        loop {
+            let mut start = 0;
+            let mut dropped_any = false;
+            while start < window.len() {
+                let end = (start + chunk).min(window.len());
+                let keeps_culprit = window[start..end].iter().all(|o| o.index != culprit);
+                if keeps_culprit {
+                    if searches >= self.limits.window_searches_max {
+                        return (window, false);
+                    }
+                    searches += 1;
+                    let mut candidate = window[..start].to_vec();
+                    candidate.extend_from_slice(&window[end..]);
+                    if keeps_failing(&candidate) {
+                        window = candidate;
+                        dropped_any = true;
+                        continue;
+                    }
+                }
+                start = end;
+            }
+            if chunk == 1 && !dropped_any {
+                return (window, true);
+            }
+            chunk = (chunk / 2).max(1);
         }
     }
-    let cut = returns[lo];
-    let failing = prefix(cut);
-    let culprit = ops
-        .iter()
-        .find(|o| o.ret == cut)
-        .expect("the cut is a return")
-        .index;
 
-    // Drop operations while the rest still fails: chunks first, then one at a time. When
-    // the culprit's result can be explained at some other moment (the culprit placed
-    // anywhere, free of real time), a drop must keep that so: the window then shows what
-    // the culprit saw and what made it too late (the write it read, and the one after it),
-    // not a result that merely lost its writer.
-    let relaxed = |subset: &[SearchOp]| -> Vec<SearchOp> {
-        subset
+    /// The window as a failure shows it, in call order.
+    fn shown(&self, window: &[SearchOp]) -> Vec<WindowOp> {
+        let mut shown: Vec<WindowOp> = window
             .iter()
             .map(|o| {
-                if o.index == culprit {
-                    // Called before everything, returning after every determinate return.
-                    SearchOp {
-                        call: 0,
-                        ret: u64::MAX - 1,
-                        ..*o
-                    }
-                } else {
-                    *o
+                let op = &self.log.ops()[o.index];
+                let returned = o.determinate;
+                WindowOp {
+                    index: o.index,
+                    client: op.client.clone(),
+                    input: format!("{:?}", op.input),
+                    output: returned
+                        .then(|| op.output.as_ref().map(|out| format!("{out:?}")))
+                        .flatten(),
+                    call_ns: op.call_ns,
+                    return_ns: if returned { op.return_ns } else { None },
+                    history_op: op.mark.map(|m| m.0),
                 }
             })
-            .collect()
-    };
-    let explainable = !fails(&relaxed(&failing))?;
-    let keeps_failing = |candidate: &[SearchOp]| -> bool {
-        fails(candidate) == Some(true)
-            && (!explainable || fails(&relaxed(candidate)) == Some(false))
-    };
-    // First the oldest operations, by binary search on how many to drop (a heuristic: the
-    // result is checked, and the one-at-a-time pass below makes it minimal).
-    let culprit_at = failing
-        .iter()
-        .position(|o| o.index == culprit)
-        .expect("the culprit is in its prefix");
-    let (mut keep_from, mut upper) = (0, culprit_at);
-    while keep_from < upper {
-        let mid = (keep_from + upper).div_ceil(2);
-        if keeps_failing(&failing[mid..]) {
-            keep_from = mid;
-        } else {
-            upper = mid - 1;
-        }
+            .collect();
+        shown.sort_by_key(|o| (o.call_ns, o.index));
+        shown
     }
-    let mut window = failing[keep_from..].to_vec();
-    let mut searches = 0u32;
-    let mut minimal = false;
-    let mut chunk = window.len().div_ceil(2).max(1);
-    'shrink: loop {
-        let mut start = 0;
-        let mut dropped_any = false;
-        while start < window.len() {
-            let end = (start + chunk).min(window.len());
-            let keeps_culprit = window[start..end].iter().all(|o| o.index != culprit);
-            if keeps_culprit {
-                if searches >= limits.window_searches_max {
-                    break 'shrink;
-                }
-                searches += 1;
-                let mut candidate = window[..start].to_vec();
-                candidate.extend_from_slice(&window[end..]);
-                if keeps_failing(&candidate) {
-                    window = candidate;
-                    dropped_any = true;
-                    continue;
-                }
-            }
-            start = end;
-        }
-        if chunk == 1 && !dropped_any {
-            minimal = true;
-            break;
-        }
-        chunk = (chunk / 2).max(1);
-    }
-
-    let mut shown: Vec<WindowOp> = window
-        .iter()
-        .map(|o| {
-            let op = &log.ops()[o.index];
-            let returned = o.determinate;
-            WindowOp {
-                index: o.index,
-                client: op.client.clone(),
-                input: format!("{:?}", op.input),
-                output: returned
-                    .then(|| op.output.as_ref().map(|out| format!("{out:?}")))
-                    .flatten(),
-                call_ns: op.call_ns,
-                return_ns: if returned { op.return_ns } else { None },
-                history_op: op.mark.map(|m| m.0),
-            }
-        })
-        .collect();
-    shown.sort_by_key(|o| (o.call_ns, o.index));
-    Some(Violation {
-        partition,
-        culprit,
-        prefix_ops: failing.len(),
-        window: shown,
-        minimal,
-    })
 }
 
 /// A failure's window as pictures mark it, read back from a failure message (a trace's
