@@ -53,6 +53,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
+use crate::faults::Intensity;
 use crate::nemesis::{self, LifecycleFaults, Nemesis};
 use crate::net::{self, NetConfig, Network, Packet};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
@@ -82,6 +83,10 @@ pub struct Config {
     /// Every node's disk: latencies, faults (off by default) and the fault atlas
     /// ([`crate::disk::DiskConfig::default`]).
     pub disk: crate::disk::DiskConfig,
+    /// How often a seed's run fires its faults: at the odds the scenario sets (the default),
+    /// or at a profile drawn per seed ([`Intensity::Swarm`]). Byte inputs say every decision
+    /// themselves and are run as they are.
+    pub intensity: Intensity,
 }
 
 impl Default for Config {
@@ -95,6 +100,7 @@ impl Default for Config {
             clock_faults: ClockFaults::Off,
             lifecycle: LifecycleFaults::Off,
             disk: crate::disk::DiskConfig::default(),
+            intensity: Intensity::Configured,
         }
     }
 }
@@ -233,7 +239,8 @@ impl Sim {
 
     /// Runs on an input.
     pub fn run_input(self, input: &Input) -> Report {
-        self.run_on(RunSource::from_input(input))
+        let intensity = self.config.intensity;
+        self.run_on(RunSource::from_input(input, intensity))
     }
 
     /// Runs on `input` and also returns the bytes that replay this run under
@@ -246,7 +253,7 @@ impl Sim {
     /// Runs on `input` and also returns every draw it made (label, bound, value), in order:
     /// the choice sequence a shrinker works on.
     pub fn run_logged(self, input: &Input) -> (Report, Vec<Draw>) {
-        let recorder = Recorder::new(input.source());
+        let recorder = Recorder::new(input.source_at(self.config.intensity));
         let log = recorder.log();
         let report = self.run(Box::new(recorder));
         let draws = log.take().draws;
