@@ -12,7 +12,8 @@
 #   sweep: `sim sweep --jobs 1 --until-first`;
 #   swarm: the same with `--intensity swarm`.
 # execs = seeds run up to and including the first failure, wall = its wall time; a run that
-# does not find the bug counts at its budget. Prints one line per bug:
+# does not find the bug counts at its budget. ENGINES="swarm" (or "sweep") runs one engine
+# only; the other's keys then read `-`. Prints one line per bug:
 #   bug=SYSTEM/BUG runs=N sweep_execs=M sweep_s=S sweep_cpu_s=C sweep_found=K/N swarm_execs=M swarm_s=S swarm_cpu_s=C swarm_found=K/N
 # (medians; with an even N the lower middle; S wall seconds, C CPU seconds). Per-run lines go
 # to stderr.
@@ -23,6 +24,7 @@ cd "$(dirname "$0")/.."
 runs=${RUNS:-20}
 first_run=${FIRST_RUN:-1}
 budget=${BUDGET:-1000000}
+engines=${ENGINES:-sweep swarm}
 jobs=${JOBS:-1}
 sim=target/release/sim
 cargo build --release -q -p systems --bin sim
@@ -46,15 +48,16 @@ to_first() {
     grep -q 'first_failure_seed=none' <<<"$line" && found=0
     echo "execs=${seeds:-$budget} wall_s=$(seconds_since "$start") cpu_s=$cpu found=$found"
 }
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+field() { sed -n "s/.*$1=\([0-9.-]*\).*/\1/p" <<<"$2"; }
 for entry in $bugs; do
     system=${entry%%/*} bug=${entry#*/}
     sweep_execs=() sweep_s=() sweep_cpu=() swarm_execs=() swarm_s=() swarm_cpu=()
     sweep_found=0 swarm_found=0
     for r in $(seq "$first_run" $(( first_run + runs - 1 ))); do
         first=$(( r * 1000000 + 100000000 ))
-        plain=$(to_first "$system" "$bug" "$first")
-        swarm=$(to_first "$system" "$bug" "$first" --intensity swarm)
+        plain="execs=- wall_s=- cpu_s=- found=0" swarm=$plain
+        [[ " $engines " == *" sweep "* ]] && plain=$(to_first "$system" "$bug" "$first")
+        [[ " $engines " == *" swarm "* ]] && swarm=$(to_first "$system" "$bug" "$first" --intensity swarm)
         echo "run=$r bug=$entry first_seed=$first engine=sweep $plain" >&2
         echo "run=$r bug=$entry first_seed=$first engine=swarm $swarm" >&2
         sweep_execs+=("$(field execs "$plain")") sweep_s+=("$(field wall_s "$plain")")
@@ -65,6 +68,8 @@ for entry in $bugs; do
         swarm_found=$(( swarm_found + $(field found "$swarm") ))
         rm -rf "${failures:?}"/*
     done
+    [[ " $engines " == *" sweep "* ]] || sweep_found=-
+    [[ " $engines " == *" swarm "* ]] || swarm_found=-
     echo "bug=$entry runs=$runs sweep_execs=$(median "${sweep_execs[@]}") sweep_s=$(median "${sweep_s[@]}") sweep_cpu_s=$(median "${sweep_cpu[@]}") sweep_found=$sweep_found/$runs swarm_execs=$(median "${swarm_execs[@]}") swarm_s=$(median "${swarm_s[@]}") swarm_cpu_s=$(median "${swarm_cpu[@]}") swarm_found=$swarm_found/$runs"
 done
 if [ -n "${CLEAN_SEEDS:-}" ]; then
