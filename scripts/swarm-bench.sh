@@ -17,8 +17,9 @@
 #   bug=SYSTEM/BUG runs=N sweep_execs=M sweep_s=S sweep_cpu_s=C sweep_found=K/N swarm_execs=M swarm_s=S swarm_cpu_s=C swarm_found=K/N
 # (medians; with an even N the lower middle; S wall seconds, C CPU seconds). Per-run lines go
 # to stderr.
-# With CLEAN_SEEDS=N, every correct system then runs N swarm seeds from 10^8 (JOBS workers,
-# default 1) and prints its sweep line: `failures=0` is the expected result.
+# With CLEAN_SEEDS=N, every correct system (or those of CLEAN_SYSTEMS) then runs N swarm
+# seeds from 10^8 (JOBS workers, default 1) and prints its sweep line: `failures=0` is the
+# expected result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-20}
@@ -73,7 +74,7 @@ for entry in $bugs; do
     echo "bug=$entry runs=$runs sweep_execs=$(median "${sweep_execs[@]}") sweep_s=$(median "${sweep_s[@]}") sweep_cpu_s=$(median "${sweep_cpu[@]}") sweep_found=$sweep_found/$runs swarm_execs=$(median "${swarm_execs[@]}") swarm_s=$(median "${swarm_s[@]}") swarm_cpu_s=$(median "${swarm_cpu[@]}") swarm_found=$swarm_found/$runs"
 done
 if [ -n "${CLEAN_SEEDS:-}" ]; then
-    for system in $("$sim" list | sed -n 's/^system=\([^ ]*\) about=.*/\1/p'); do
+    for system in ${CLEAN_SYSTEMS:-$("$sim" list | sed -n 's/^system=\([^ ]*\) about=.*/\1/p')}; do
         line=$("$sim" sweep --system "$system" --intensity swarm --jobs "$jobs" \
             --seeds "100000000..$(( 100000000 + CLEAN_SEEDS ))" --failures-dir "$failures" 2>/dev/null | tail -1) || true
         echo "system=$system intensity=swarm $line"

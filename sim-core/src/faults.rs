@@ -20,6 +20,9 @@
 //! A kind left out costs no draw: a selection without clock or lifecycle kinds runs exactly
 //! as a run did before those faults existed (same draws, same history hash).
 //!
+//! How often the selected kinds fire is an [`Intensity`]: at the odds the scenario sets, or
+//! at a profile drawn per seed (`--intensity swarm`, the swarm sweep).
+//!
 //! ```
 //! use sim_core::faults::{FaultKind, FaultSelection};
 //!

@@ -851,6 +851,9 @@ pub fn note(text: &str) {
 /// Runs `body` once per seed in `seeds`, or only for the seed in the `DST_SEED` environment
 /// variable when it is set (how `DST_SEED=N cargo test name` replays one seed of a sweep).
 /// Returns the seeds that ran.
+///
+/// A swarm sweep (a fault profile drawn per seed, [`Intensity::Swarm`]) is the same loop
+/// over runs whose [`Config::intensity`] says so; the seed alone still replays each run.
 pub fn for_each_seed(seeds: std::ops::Range<u64>, mut body: impl FnMut(u64)) -> Vec<u64> {
     let only = std::env::var("DST_SEED").ok().map(|v| {
         v.trim().parse::<u64>().unwrap_or_else(|_| {
