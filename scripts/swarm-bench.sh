@@ -9,7 +9,8 @@
 # For each bug of BUGS (default: every planted bug `sim list` names), run r = FIRST_RUN ..
 # FIRST_RUN+RUNS-1 (FIRST_RUN default 1) over seeds r*10^6 + 10^8 .. + BUDGET (default
 # 1,000,000, so the ranges are disjoint):
-#   sweep: `sim sweep --jobs 1 --until-first`;
+#   sweep: `sim sweep --jobs 1 --until-first` (SWEEP_JOBS workers instead of 1: the same
+#          seeds to the first failure, about the same CPU time, less wall time);
 #   swarm: the same with `--intensity swarm`.
 # execs = seeds run up to and including the first failure, wall = its wall time; a run that
 # does not find the bug counts at its budget. ENGINES="swarm" (or "sweep") runs one engine
@@ -27,6 +28,7 @@ first_run=${FIRST_RUN:-1}
 budget=${BUDGET:-1000000}
 engines=${ENGINES:-sweep swarm}
 jobs=${JOBS:-1}
+sweep_jobs=${SWEEP_JOBS:-1}
 sim=target/release/sim
 cargo build --release -q -p systems --bin sim
 bugs=${BUGS-$("$sim" list | sed -n 's/^system=\([^ ]*\) bug=\([^ ]*\) .*/\1\/\2/p')}
@@ -41,7 +43,7 @@ to_first() {
     shift 3
     start=$(date +%s%N)
     line=$(/usr/bin/time -f 'cpu_s=%U+%S' -o "$failures/cpu" "$sim" sweep --system "$system" \
-        --bug "$bug" --jobs 1 --until-first "$@" --seeds "$first..$(( first + budget ))" \
+        --bug "$bug" --jobs "$sweep_jobs" --until-first "$@" --seeds "$first..$(( first + budget ))" \
         --failures-dir "$failures" 2>/dev/null | tail -1) || true
     cpu=$(sed -n 's/^cpu_s=\([0-9.]*\)+\([0-9.]*\)$/\1 \2/p' "$failures/cpu" | awk '{ printf "%.2f", $1 + $2 }')
     seeds=$(sed -n 's/^seeds=\([0-9]*\).*/\1/p' <<<"$line")
