@@ -17,7 +17,7 @@
 # only; the other's keys then read `-`. Prints one line per bug:
 #   bug=SYSTEM/BUG runs=N sweep_execs=M sweep_s=S sweep_cpu_s=C sweep_found=K/N swarm_execs=M swarm_s=S swarm_cpu_s=C swarm_found=K/N
 # (medians; with an even N the lower middle; S wall seconds, C CPU seconds). Per-run lines go
-# to stderr.
+# to stderr. CPU times come from GNU time (/usr/bin/time).
 # With CLEAN_SEEDS=N, every correct system (or those of CLEAN_SYSTEMS) then runs N swarm
 # seeds from 10^8 (JOBS workers, default 1) and prints its sweep line: `failures=0` is the
 # expected result.
