@@ -2,6 +2,7 @@
 
 fn main() {
     sim_build::capture();
-    // The dirty flag also covers sim-core, which the binary links.
+    // The dirty flag also covers sim-core and the engine, which the binary links.
     println!("cargo:rerun-if-changed=../sim-core/src");
+    println!("cargo:rerun-if-changed=../sim-engine/src");
 }

@@ -411,6 +411,7 @@ fn corpus_files_replay_the_seeded_runs() {
 
     // With the planted bug the command stops at the first failing seed, exit 1.
     let first = failing_seed();
+    let bug_dir = dir.join("bug");
     let (code, out) = sim(&[
         "corpus",
         "--system",
@@ -420,7 +421,7 @@ fn corpus_files_replay_the_seeded_runs() {
         "--seeds",
         "0..200",
         "--out",
-        s(&dir),
+        s(&bug_dir),
     ]);
     assert_eq!(code, 1, "{out}");
     assert_eq!(value(&out, "first_failure_seed"), Some(first));

@@ -28,7 +28,7 @@
 //!     sim.client("c", |_| async { assert_eq!(sim_core::sim::draw(|s| s.below("coin", 2)), 0) });
 //!     sim
 //! }
-//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
+//! const TOY: SystemSpec = SystemSpec::new("toy", "", build);
 //! let variant = Variant::new(&TOY, None, RunFlags::default()).unwrap();
 //! let stop = AtomicBool::new(false);
 //! let serial = Campaign::new(&variant, 0..200, Shard::WHOLE, 1).run(&stop, |_| {});
@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use crate::choice::Input;
-use crate::report::{self, Class, Outcome};
+use crate::report::Outcome;
 use crate::run_spec::Variant;
 
 /// One of `count` disjoint parts of a seed range: the seeds `start + index + k * count`.
@@ -402,14 +402,7 @@ mod tests {
             });
             sim
         }
-        const TWO_WAYS: SystemSpec = SystemSpec {
-            name: "two-ways",
-            about: "",
-            bugs: &[],
-            flags: &[],
-            thread_per_run: false,
-            build,
-        };
+        const TWO_WAYS: SystemSpec = SystemSpec::new("two-ways", "", build);
         let variant = Variant::new(&TWO_WAYS, None, RunFlags::default()).unwrap();
         let stop = AtomicBool::new(false);
         let serial = Campaign::new(&variant, 0..300, Shard::WHOLE, 1).run(&stop, |_| {});
@@ -476,216 +469,23 @@ pub enum ShardLine {
         all: bool,
         /// Wall seconds the shard took.
         elapsed_s: f64,
+        /// The unsharded sweep's words but `--seeds` (`--system S --bug B --faults all`, or
+        /// `--all --faults all`): with `seeds`, the shard count and `commit`, what makes
+        /// shards parts of the same run. Absent in files written before it existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        campaign: Option<String>,
+        /// How many variants the campaign sweeps (1, or every system and bug of `--all`), so
+        /// a merge sees a variant no shard reached. Absent in older files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        variants: Option<u64>,
+        /// The commit that built the binary (as `sim run` prints it). Absent in older files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
     },
 }
 
-/// The merged result of one variant over every shard.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Merged {
-    /// The variant's command-line words.
-    pub variant: String,
-    /// The system.
-    pub system: String,
-    /// The bug, or `none`.
-    pub bug: String,
-    /// Part of a `--all` campaign.
-    pub all: bool,
-    /// Seeds run, failures, the lowest failing seed.
-    pub runs: u64,
-    /// Seeds that failed.
-    pub failures: u64,
-    /// The lowest failing seed and its replay command.
-    pub first_failure: Option<(u64, String)>,
-    /// Every failing seed with its [`Outcome::failure_class`], in seed order.
-    pub failing: Vec<(u64, String)>,
-    /// Failures per class, as in [`Tally::classes`].
-    pub classes: BTreeMap<String, u64>,
-    /// Runs per wall second, as if the shards ran side by side.
-    pub runs_per_sec: f64,
-}
-
-/// Shard results that do not add up to one whole campaign.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{0}; merge the results of every shard 0/N .. N-1/N of one campaign, each complete and once"
-)]
-pub struct MergeError(pub String);
-
-/// Merges shard result lines into one result per variant (in the order they first appear),
-/// checking that every shard `0..N` of the same range is there exactly once and complete, ran
-/// exactly its seeds, and reported failures only of its own seeds, each once.
-pub fn merge(lines: &[ShardLine]) -> Result<Vec<Merged>, MergeError> {
-    let mut merged: Vec<Group> = Vec::new();
-    // (variant, seed) -> (shard, failure class)
-    let mut failures: BTreeMap<(String, u64), (String, String)> = Default::default();
-    for line in lines {
-        match line {
-            ShardLine::Summary { .. } => merge_summary(&mut merged, line)?,
-            ShardLine::Failure {
-                variant,
-                shard,
-                seed,
-                class,
-                invariant,
-                ..
-            } => {
-                let class = Class::parse(class).ok_or_else(|| {
-                    MergeError(format!(
-                        "seed {seed} of {variant} has class {class:?}, which is not an outcome class"
-                    ))
-                })?;
-                let failure_class = report::failure_class(class, invariant.as_deref());
-                if failures
-                    .insert((variant.clone(), *seed), (shard.clone(), failure_class))
-                    .is_some()
-                {
-                    return Err(MergeError(format!(
-                        "seed {seed} of {variant} is reported twice"
-                    )));
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for (mut m, seeds, shards) in merged {
-        check_shards(&m.variant, &seeds, &shards)?;
-        let mine: Vec<(u64, &String, &String)> = failures
-            .iter()
-            .filter(|((v, _), _)| *v == m.variant)
-            .map(|((_, seed), (shard, class))| (*seed, shard, class))
-            .collect();
-        let range = parse_range(&seeds).ok_or_else(|| MergeError(format!("seeds {seeds:?}")))?;
-        for (seed, shard, _) in &mine {
-            let s = Shard::parse(shard).map_err(|e| MergeError(e.to_string()))?;
-            if !range.contains(seed) || (seed - range.start) % s.count != s.index {
-                return Err(MergeError(format!(
-                    "shard {shard} of {} reports seed {seed}, which is not its own",
-                    m.variant
-                )));
-            }
-        }
-        if mine.len() as u64 != m.failures {
-            return Err(MergeError(format!(
-                "{} has {} failure lines but its summaries count {}",
-                m.variant,
-                mine.len(),
-                m.failures
-            )));
-        }
-        for (seed, _, class) in &mine {
-            m.failing.push((*seed, class.to_string()));
-            *m.classes.entry(class.to_string()).or_insert(0) += 1;
-        }
-        m.first_failure = mine.first().map(|(seed, _, _)| {
-            let replay = lines.iter().find_map(|l| match l {
-                ShardLine::Failure {
-                    variant,
-                    seed: s,
-                    replay,
-                    ..
-                } if *variant == m.variant && s == seed => Some(replay.clone()),
-                _ => None,
-            });
-            (*seed, replay.unwrap_or_default())
-        });
-        let slowest = shards.iter().map(|(_, t)| *t).fold(1e-9, f64::max);
-        m.runs_per_sec = m.runs as f64 / slowest;
-        out.push(m);
-    }
-    Ok(out)
-}
-
-/// One variant's merged result so far, its seed range, and its shards with their wall time.
-type Group = (Merged, String, Vec<(Shard, f64)>);
-
-fn merge_summary(merged: &mut Vec<Group>, line: &ShardLine) -> Result<(), MergeError> {
-    let ShardLine::Summary {
-        variant,
-        system,
-        bug,
-        seeds,
-        shard,
-        runs,
-        failures,
-        complete,
-        all,
-        elapsed_s,
-        ..
-    } = line
-    else {
-        unreachable!("called with summaries only")
-    };
-    let shard = Shard::parse(shard).map_err(|e| MergeError(e.to_string()))?;
-    let range =
-        parse_range(seeds).ok_or_else(|| MergeError(format!("seeds {seeds:?} is not A..B")))?;
-    if !complete {
-        return Err(MergeError(format!(
-            "shard {shard} of {variant} was stopped before it finished"
-        )));
-    }
-    if *runs != shard.len(&range) {
-        return Err(MergeError(format!(
-            "shard {shard} of {variant} ran {runs} seeds, not the {} of its part of {seeds}: it dropped or repeated seeds",
-            shard.len(&range)
-        )));
-    }
-    let entry = match merged
-        .iter_mut()
-        .find(|(m, s, _)| m.variant == *variant && s == seeds)
-    {
-        Some(entry) => entry,
-        None => {
-            let m = Merged {
-                variant: variant.clone(),
-                system: system.clone(),
-                bug: bug.clone(),
-                all: *all,
-                runs: 0,
-                failures: 0,
-                first_failure: None,
-                failing: Vec::new(),
-                classes: BTreeMap::new(),
-                runs_per_sec: 0.0,
-            };
-            merged.push((m, seeds.clone(), Vec::new()));
-            merged.last_mut().expect("just pushed")
-        }
-    };
-    entry.0.runs += runs;
-    entry.0.failures += failures;
-    entry.2.push((shard, *elapsed_s));
-    Ok(())
-}
-
-fn check_shards(variant: &str, seeds: &str, shards: &[(Shard, f64)]) -> Result<(), MergeError> {
-    let count = shards[0].0.count;
-    let mut have = vec![0u32; count as usize];
-    for (s, _) in shards {
-        if s.count != count {
-            return Err(MergeError(format!(
-                "{variant} {seeds}: shards of {count} and of {} mixed",
-                s.count
-            )));
-        }
-        have[s.index as usize] += 1;
-    }
-    for (i, n) in have.iter().enumerate() {
-        match n {
-            1 => {}
-            0 => {
-                return Err(MergeError(format!(
-                    "shard {i}/{count} of {variant} {seeds} is missing"
-                )))
-            }
-            _ => {
-                return Err(MergeError(format!(
-                    "shard {i}/{count} of {variant} {seeds} is given {n} times"
-                )))
-            }
-        }
-    }
-    Ok(())
-}
+mod merge;
+pub use merge::{merge, Gap, GapReason, MergeError, MergeReport, Merged, ShardFile};
 
 /// Parses `A..B` (A < B).
 pub fn parse_range(text: &str) -> Option<Range<u64>> {

@@ -34,7 +34,7 @@
 //!     sim
 //! }
 //! const TOY: SystemSpec =
-//!     SystemSpec { name: "toy", about: "", bugs: &[BugSpec { name: "fail", about: "" }], flags: &[], thread_per_run: false, build };
+//!     SystemSpec::new("toy", "", build).with_bugs(&[BugSpec { name: "fail", about: "" }]);
 //!
 //! let correct = Harness::new(&TOY, None, "toy", Engine::Test).unwrap();
 //! assert!(correct.check(b"any bytes at all").outcome.class.is_pass());

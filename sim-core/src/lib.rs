@@ -6,6 +6,12 @@
 //!
 //! Start here: [`sim::Sim`] builds a scenario and runs it; [`choice`] explains the input.
 //!
+//! Two crates: the engine (`sim-engine`: everything a run is made of) and this one, which
+//! re-exports every engine module under the same path and adds the tooling around it (the
+//! `sim` command line, campaigns, the shrinker, repro files, pictures, the fuzz harness and
+//! the mutator). Depend on this crate; a system crate that only simulates may depend on
+//! `sim-engine` alone and keep clap, indicatif and ctrlc out of its build.
+//!
 //! | module | role |
 //! |---|---|
 //! | [`choice`] | the input: lanes (one byte stream per kind of decision), seeds, recording |
@@ -65,36 +71,22 @@
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-pub mod buggify;
 pub mod campaign;
-pub mod check;
-pub mod choice;
 pub mod cli;
 pub mod determinism;
-pub mod disk;
-pub mod faults;
-pub mod foreign;
 pub mod fuzz;
 pub mod mutate;
-pub mod nemesis;
-pub mod net;
-pub mod node;
-pub mod os;
 pub mod prelude;
-pub mod random;
 pub mod render;
-pub mod report;
 pub mod repro;
-pub mod rt;
 pub mod run_spec;
-pub mod select;
 pub mod shrink;
-pub mod signal;
-pub mod sim;
 pub mod system;
-pub mod time;
-pub mod trace;
-pub mod workload;
-mod world;
 
-pub use world::in_simulation;
+// The engine, re-exported so every `sim_core::` path keeps working: a system that only
+// simulates may depend on `sim-engine` alone, and its `sim` binary on this crate.
+pub use sim_engine::{
+    buggify, check, choice, cover, disk, fault_kinds, faults, foreign, hash, in_simulation,
+    nemesis, net, node, node_id, os, random, report, rt, select, signal, sim, time, trace,
+    workload,
+};

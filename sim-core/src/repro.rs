@@ -71,8 +71,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::choice::Input;
 use crate::report::{hash_hex, Class, Outcome};
-use crate::run_spec::{RunFlags, RunSpec};
+use crate::run_spec::{RunFlags, RunSpec, Variant};
 use crate::sim::Report;
+use crate::system::{SpecError, SystemSpec};
 use crate::trace::{render_lines, stable_hash_bytes, Event};
 
 /// The repro format's name.
@@ -81,6 +82,8 @@ pub const REPRO_FORMAT: &str = "sim-repro";
 pub const REPRO_VERSION: u32 = 2;
 /// The trace file format's name.
 pub const TRACE_FORMAT: &str = "sim-trace";
+/// The trace file version this crate reads and writes.
+pub const TRACE_VERSION: u32 = 1;
 
 /// Errors reading a repro or trace file.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +129,20 @@ pub enum ReproError {
     BadClass {
         /// What the file says.
         found: String,
+    },
+    /// A trace file of a version this build does not read.
+    #[error("trace version {found} is not one this build reads ({TRACE_VERSION}); the file was edited, damaged or written by another sim: write it again with `sim run --trace-json PATH`")]
+    TraceVersion {
+        /// The file's version.
+        found: u32,
+    },
+    /// A trace event that contradicts the history it is in.
+    #[error("event {position} of the trace {problem}; the file was edited or damaged: write it again with `sim run --trace-json PATH`")]
+    BadEvent {
+        /// Its position in the file's events, from 0.
+        position: usize,
+        /// What is wrong, in words.
+        problem: String,
     },
     /// `input_hex` is not hex.
     #[error("input_hex is not an even-length string of hex digits (bad at character {at})")]
@@ -174,6 +191,20 @@ pub struct Repro {
 }
 
 impl Repro {
+    /// A repro of `run`'s variant on `bytes` (the run's input re-encoded), nothing pinned yet.
+    pub fn of_run(run: &RunSpec, bytes: Vec<u8>, origin: &str) -> Repro {
+        let mut repro = Repro::new(run.variant.system.name, run.variant.bug, bytes);
+        repro.flags = run.variant.flags.clone();
+        repro.origin = origin.to_string();
+        repro
+    }
+
+    /// The variant this repro describes, its system found among `systems`.
+    pub fn variant(&self, systems: &[SystemSpec]) -> Result<Variant, SpecError> {
+        let system = crate::system::find(systems, &self.system)?;
+        Variant::new(system, self.bug.as_deref(), self.flags.clone())
+    }
+
     /// A repro of `input` for `system` with `bug`, default flags, nothing pinned yet.
     pub fn new(system: &str, bug: Option<&str>, input: Vec<u8>) -> Repro {
         Repro {
@@ -289,13 +320,22 @@ impl Repro {
     /// history hash and the recorded class, invariant and steps exactly; otherwise the most
     /// likely reason, in words. A file without a pinned hash has nothing to check.
     pub fn check_replay(&self, outcome: &Outcome) -> Result<(), String> {
+        let reproduced = self
+            .history_hash
+            .as_ref()
+            .map(|pinned| *pinned == format!("{:016x}", outcome.history_hash));
         if !self.input_intact() {
+            // The history the input_hex produced is the pinned one: the input is the one
+            // recorded, and the hash field is what changed.
+            if reproduced == Some(true) {
+                return Err("the replay reproduces the pinned history_hash, so input_hex is the input recorded, but the file's input_hash field does not match it: input_hash was edited or damaged; remove it, or write the repro again".to_string());
+            }
             return Err("the file's input_hex no longer matches its input_hash: the input itself was edited, so this is another run; write the repro again from its origin".to_string());
         }
-        let Some(pinned) = &self.history_hash else {
+        let Some(reproduced) = reproduced else {
             return Ok(());
         };
-        if *pinned != format!("{:016x}", outcome.history_hash) {
+        if !reproduced {
             let edited = if self.input_hash.is_none() {
                 " or the file's input_hex was edited,"
             } else {
@@ -328,14 +368,22 @@ pub enum InputFile {
     Repro(Box<Repro>),
     /// A trace file (`--trace-json`): a history, not an input.
     Trace(Box<TraceFile>),
+    /// A readable trace or story (`*.trace.txt`, the lines `sim run` prints): a history as
+    /// text, not an input.
+    TraceText,
+    /// JSON that is neither a repro nor a trace file (`{}`, `null`, an array, a repro without
+    /// `format`): what it is, in words. `sim render` reads an array as events.
+    Json(String),
     /// Anything else: raw input bytes (a fuzz input, `--save-input`).
     Raw(Vec<u8>),
 }
 
 impl InputFile {
     /// Recognises `data`. A JSON object naming [`REPRO_FORMAT`] or [`TRACE_FORMAT`] must then
-    /// be a valid file of that format (an error says what is wrong); everything else is raw
-    /// input, since any bytes are a valid input.
+    /// be a valid file of that format (an error says what is wrong); any other JSON object,
+    /// an array or `null` is [`InputFile::Json`] with what it lacks; the text of a readable
+    /// trace is [`InputFile::TraceText`]; everything else is raw input, since any bytes are a
+    /// valid input.
     ///
     /// ```
     /// use sim_core::repro::{InputFile, Repro};
@@ -344,20 +392,25 @@ impl InputFile {
     /// assert!(matches!(InputFile::recognise(text.into_bytes()), Ok(InputFile::Repro(_))));
     /// assert_eq!(InputFile::recognise(vec![1, 2]).unwrap(), InputFile::Raw(vec![1, 2]));
     /// assert!(InputFile::recognise(br#"{"format": "sim-repro", "version": 1}"#.to_vec()).is_err());
+    /// for json in ["{}", "null", "[1,2,3]", r#"{"system": "s", "version": 2, "input_hex": "07"}"#] {
+    ///     assert!(matches!(InputFile::recognise(json.into()), Ok(InputFile::Json(_))), "{json}");
+    /// }
+    /// let trace = "     0       0.000ms coord    start   incarnation 0\n";
+    /// assert_eq!(InputFile::recognise(trace.into()).unwrap(), InputFile::TraceText);
     /// ```
     pub fn recognise(data: Vec<u8>) -> Result<InputFile, ReproError> {
         let Ok(text) = std::str::from_utf8(&data) else {
             return Ok(InputFile::Raw(data));
         };
         let text = text.trim_start_matches('\u{feff}').trim();
-        if !text.starts_with('{') {
+        if is_trace_text(text) {
+            return Ok(InputFile::TraceText);
+        }
+        if !(text.starts_with('{') || text.starts_with('[') || text == "null") {
             return Ok(InputFile::Raw(data));
         }
-        let format = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(value) => value
-                .get("format")
-                .and_then(|f| f.as_str())
-                .map(str::to_string),
+        let value = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(value) => value,
             // Broken JSON that names one of our formats is a damaged file, not an input.
             Err(source) => {
                 return match [REPRO_FORMAT, TRACE_FORMAT]
@@ -369,12 +422,63 @@ impl InputFile {
                 }
             }
         };
-        match format.as_deref() {
-            Some(REPRO_FORMAT) => Ok(InputFile::Repro(Box::new(Repro::from_json(text)?))),
-            Some(TRACE_FORMAT) => Ok(InputFile::Trace(Box::new(TraceFile::from_json(text)?))),
-            _ => Ok(InputFile::Raw(data)),
+        let object = match &value {
+            serde_json::Value::Object(object) => object,
+            serde_json::Value::Array(_) => {
+                return Ok(InputFile::Json("it is a JSON array".to_string()))
+            }
+            _ => return Ok(InputFile::Json("it is JSON null".to_string())),
+        };
+        match object.get("format").map(|f| f.as_str()) {
+            Some(Some(REPRO_FORMAT)) => Ok(InputFile::Repro(Box::new(Repro::from_json(text)?))),
+            Some(Some(TRACE_FORMAT)) => Ok(InputFile::Trace(Box::new(TraceFile::from_json(text)?))),
+            Some(format) => Ok(InputFile::Json(format!(
+                "its format is {}, not {REPRO_FORMAT:?}",
+                format.map_or("not a string".to_string(), |f| format!("{f:?}"))
+            ))),
+            None => {
+                let missing: Vec<&str> = ["format", "version", "system", "input_hex"]
+                    .into_iter()
+                    .filter(|field| !object.contains_key(*field))
+                    .collect();
+                Ok(InputFile::Json(if missing == ["format"] {
+                    format!("it has every field of a repro file but \"format\": add \"format\": \"{REPRO_FORMAT}\"")
+                } else {
+                    format!("it has no {} field", missing.join(", "))
+                }))
+            }
         }
     }
+}
+
+/// True if `text` starts with the lines of a readable trace (`render_lines`, a `*.trace.txt`
+/// or a story, `  | ` prefixes allowed): index, time in ms, node, kind.
+fn is_trace_text(text: &str) -> bool {
+    let mut lines = text
+        .lines()
+        .map(|l| l.trim_start().trim_start_matches('|').trim_start())
+        .filter(|l| !l.is_empty())
+        .take(3)
+        .peekable();
+    lines.peek().is_some()
+        && lines.all(|line| {
+            let mut words = line.split_whitespace();
+            let index = words
+                .next()
+                .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()));
+            let time = words
+                .next()
+                .and_then(|w| w.strip_suffix("ms"))
+                .is_some_and(|t| {
+                    t.split_once('.').is_some_and(|(ms, us)| {
+                        !ms.is_empty()
+                            && ms.bytes().all(|b| b.is_ascii_digit())
+                            && us.len() == 3
+                            && us.bytes().all(|b| b.is_ascii_digit())
+                    })
+                });
+            index && time && words.count() >= 2
+        })
 }
 
 /// A machine-readable trace: format, identity, outcome and events.
@@ -407,7 +511,7 @@ impl TraceFile {
     ) -> TraceFile {
         TraceFile {
             format: TRACE_FORMAT.to_string(),
-            version: 1,
+            version: TRACE_VERSION,
             system: system.to_string(),
             bug: bug.map(str::to_string),
             input: input.to_string(),
@@ -427,7 +531,8 @@ impl TraceFile {
         )
     }
 
-    /// Parses a trace file and checks its format.
+    /// Parses a trace file and checks its format, its version and its events (see
+    /// [`check_events`]).
     pub fn from_json(text: &str) -> Result<TraceFile, ReproError> {
         let file: TraceFile = serde_json::from_str(text).map_err(|source| ReproError::Parse {
             expected: TRACE_FORMAT,
@@ -439,20 +544,76 @@ impl TraceFile {
                 expected: TRACE_FORMAT,
             });
         }
+        if file.version != TRACE_VERSION {
+            return Err(ReproError::TraceVersion {
+                found: file.version,
+            });
+        }
+        check_events(&file.events)?;
         Ok(file)
     }
 
-    /// Reads a trace file, or a bare JSON array of events.
+    /// Reads a trace file, or a bare JSON array of a whole history's events; either is
+    /// checked with [`check_events`].
     pub fn events_from_json(text: &str) -> Result<Vec<Event>, ReproError> {
         let text = text.trim_start_matches('\u{feff}').trim();
         if text.starts_with('[') {
-            return serde_json::from_str(text).map_err(|source| ReproError::Parse {
-                expected: TRACE_FORMAT,
-                source,
-            });
+            let events: Vec<Event> =
+                serde_json::from_str(text).map_err(|source| ReproError::Parse {
+                    expected: TRACE_FORMAT,
+                    source,
+                })?;
+            check_events(&events)?;
+            return Ok(events);
         }
         Ok(TraceFile::from_json(text)?.events)
     }
+}
+
+/// Checks that `events` can be a whole history: each event's `index` is its position, each
+/// event's node was introduced by a `start` event at or before it, and each message goes to
+/// a node that started (node ids count the nodes in the order they first start).
+///
+/// ```
+/// use sim_core::repro::check_events;
+/// use sim_core::trace::{Event, EventKind};
+/// let ev = |index, node: &str, kind| Event { index, time_ns: 0, node: Some(node.into()), kind, detail: String::new() };
+/// let ok = [ev(0, "a", EventKind::Start { incarnation: 0 }), ev(1, "a", EventKind::Crash)];
+/// assert!(check_events(&ok).is_ok());
+/// assert!(check_events(&[ev(0, "a", EventKind::Start { incarnation: 0 }), ev(2, "a", EventKind::Crash)]).is_err());
+/// assert!(check_events(&[ev(0, "a", EventKind::Start { incarnation: 0 }), ev(1, "zz", EventKind::Crash)]).is_err());
+/// ```
+pub fn check_events(events: &[Event]) -> Result<(), ReproError> {
+    let mut started: Vec<&str> = Vec::new();
+    for (position, e) in events.iter().enumerate() {
+        let bad = |problem: String| ReproError::BadEvent { position, problem };
+        if e.index != position as u64 {
+            return Err(bad(format!(
+                "has index {}, but events are numbered 0, 1, 2, ... in order",
+                e.index
+            )));
+        }
+        if let Some(node) = e.node.as_deref() {
+            if matches!(e.kind, crate::trace::EventKind::Start { .. }) && !started.contains(&node) {
+                started.push(node);
+            }
+            if !started.contains(&node) {
+                return Err(bad(format!(
+                    "is on node {node:?}, which no earlier start event introduced (nodes: {})",
+                    started.join(", ")
+                )));
+            }
+        }
+        if let crate::trace::EventKind::Send { to, .. } = e.kind {
+            if to as usize >= started.len() {
+                return Err(bad(format!(
+                    "sends to node id {to}, but only {} nodes had started",
+                    started.len()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What was built, and from what: printed with every failure.
@@ -513,6 +674,17 @@ pub struct RunIdentity {
     pub flags: String,
 }
 
+impl RunIdentity {
+    /// The identity printed with a failure of `run`, built by `build`.
+    pub fn of(run: &RunSpec, build: BuildInfo) -> RunIdentity {
+        RunIdentity {
+            input: run.input_identity(),
+            build,
+            flags: run.variant.args(),
+        }
+    }
+}
+
 impl fmt::Display for RunIdentity {
     /// One `key=value` line: `input=... commit=... toolchain="..." target=... flags="..."`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -558,14 +730,9 @@ pub fn write_failure(
     Ok(files)
 }
 
-/// `seed:N` or `bytes:LEN:HASH`: how an input is named in output, trace files and repros.
-pub fn input_identity(input: &Input) -> String {
-    match input {
-        Input::Seed(seed) => format!("seed:{seed}"),
-        Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
-        Input::FlatBytes(b) => format!("flat-bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
-    }
-}
+/// How an input is named lives with the run ([`crate::run_spec::input_identity`]); this path
+/// stays for code written against it.
+pub use crate::run_spec::input_identity;
 
 /// Runs `run` with every event recorded and, if it fails, writes its files into `dir` (see
 /// [`write_failure`]), named by [`RunSpec::stem`], its repro recording every flag of the run.
@@ -574,7 +741,7 @@ pub fn input_identity(input: &Input) -> String {
 /// ```
 /// # use sim_core::{choice::Input, run_spec::{RunFlags, RunSpec, Variant}, sim::Sim, system::{RunOptions, SystemSpec}};
 /// # fn build(o: &RunOptions) -> Sim { let mut s = Sim::new(o.config.clone()); s.invariant("ok", || Err("no".into())); s }
-/// # const SPEC: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
+/// # const SPEC: SystemSpec = SystemSpec::new("toy", "", build);
 /// let dir = std::env::temp_dir().join(format!("doc-record-failure-{}", std::process::id()));
 /// let run = RunSpec::new(Variant::new(&SPEC, None, RunFlags::default()).unwrap(), Input::Seed(3));
 /// let (report, files) = sim_core::repro::record_failure(&run, &dir).unwrap();
@@ -592,7 +759,7 @@ pub fn record_failure(
         return Ok((report, None));
     }
     let identity = run.input_identity();
-    let repro = run.repro(bytes, &identity).pin(&report.outcome);
+    let repro = Repro::of_run(run, bytes, &identity).pin(&report.outcome);
     let trace = TraceFile::of_run(run, &report.outcome, report.history.events());
     let files = write_failure(dir, &run.stem(), &repro, &trace)?;
     Ok((report, Some(files)))

@@ -37,14 +37,14 @@
 //! use sim_core::system::{RunOptions, SystemSpec};
 //!
 //! fn build(opts: &RunOptions) -> Sim { Sim::new(opts.config.clone()) }
-//! const TOY: SystemSpec = SystemSpec { name: "toy", about: "", bugs: &[], flags: &[], thread_per_run: false, build };
+//! const TOY: SystemSpec = SystemSpec::new("toy", "", build);
 //!
 //! let flags = RunFlags::parse_args(["--strategy", "pct", "--faults", "all"]).unwrap();
 //! let run = RunSpec::new(Variant::new(&TOY, None, flags).unwrap(), Input::Seed(5));
 //! assert_eq!(run.variant.args(), "--system toy --strategy pct --faults all");
 //! assert_eq!(run.run_command("sim", None), "sim run --system toy --strategy pct --faults all --seed 5");
 //! assert_eq!(run.stem(), "toy-correct-strategy-pct-faults-all-seed-5");
-//! let repro = run.repro(vec![1, 2], "seed:5");
+//! let repro = sim_core::repro::Repro::of_run(&run, vec![1, 2], "seed:5");
 //! assert_eq!(repro.flags, run.variant.flags, "a repro records every flag");
 //! ```
 
@@ -56,7 +56,7 @@ use serde_json::{Map, Value};
 
 use crate::choice::Input;
 use crate::faults::{FaultSelection, Intensity};
-use crate::repro::{self, BuildInfo, Repro, RunIdentity};
+use crate::hash::stable_hash_bytes;
 use crate::rt::Strategy;
 use crate::sim::Report;
 use crate::system::{RunOptions, SpecError, SystemSpec};
@@ -430,12 +430,6 @@ impl Variant {
         stem
     }
 
-    /// The variant a repro file describes, found among `systems`.
-    pub fn of_repro(systems: &[SystemSpec], repro: &Repro) -> Result<Variant, SpecError> {
-        let system = crate::system::find(systems, &repro.system)?;
-        Variant::new(system, repro.bug.as_deref(), repro.flags.clone())
-    }
-
     /// One run of `input`.
     pub fn run(&self, input: &Input) -> Report {
         crate::os::run_maybe_isolated(self.system.thread_per_run, || {
@@ -480,7 +474,7 @@ impl RunSpec {
 
     /// `seed:N` or `bytes:LEN:HASH`.
     pub fn input_identity(&self) -> String {
-        repro::input_identity(&self.input)
+        input_identity(&self.input)
     }
 
     /// The command that runs this again: `PREFIX run --system S ... --seed N`, or
@@ -495,15 +489,6 @@ impl RunSpec {
         format!("{prefix} run {} {input}", self.variant.args())
     }
 
-    /// The run identity printed with a failure.
-    pub fn identity(&self, build: BuildInfo) -> RunIdentity {
-        RunIdentity {
-            input: self.input_identity(),
-            build,
-            flags: self.variant.args(),
-        }
-    }
-
     /// `system-bug[-flags]-seed-N` or `...-bytes-HASH`: the stem of this run's failure files.
     pub fn stem(&self) -> String {
         let input = match &self.input {
@@ -513,14 +498,6 @@ impl RunSpec {
             }
         };
         format!("{}-{input}", self.variant.stem())
-    }
-
-    /// A repro of this variant on `bytes` (the run's input re-encoded), nothing pinned yet.
-    pub fn repro(&self, bytes: Vec<u8>, origin: &str) -> Repro {
-        let mut repro = Repro::new(self.variant.system.name, self.variant.bug, bytes);
-        repro.flags = self.variant.flags.clone();
-        repro.origin = origin.to_string();
-        repro
     }
 
     /// Runs with every event recorded (for traces).
@@ -535,6 +512,15 @@ impl RunSpec {
         crate::os::run_maybe_isolated(self.variant.system.thread_per_run, || {
             (self.variant.system.build)(&self.variant.recording_options()).run_encoded(&self.input)
         })
+    }
+}
+
+/// `seed:N` or `bytes:LEN:HASH`: how an input is named in output, trace files and repros.
+pub fn input_identity(input: &Input) -> String {
+    match input {
+        Input::Seed(seed) => format!("seed:{seed}"),
+        Input::Bytes(b) => format!("bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
+        Input::FlatBytes(b) => format!("flat-bytes:{}:{:016x}", b.len(), stable_hash_bytes(b)),
     }
 }
 

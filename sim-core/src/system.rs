@@ -10,18 +10,12 @@
 //!
 //! fn build(opts: &RunOptions) -> Sim {
 //!     let mut sim = Sim::new(opts.config.clone());
-//!     let buggy = opts.bug == Some("always-fails");
+//!     let buggy = opts.bug_is("always-fails");
 //!     sim.invariant("ok", move || if buggy { Err("planted".into()) } else { Ok(()) });
 //!     sim
 //! }
-//! const SPEC: SystemSpec = SystemSpec {
-//!     name: "toy",
-//!     about: "a toy",
-//!     bugs: &[BugSpec { name: "always-fails", about: "fails at once" }],
-//!     flags: &[],
-//!     thread_per_run: false,
-//!     build,
-//! };
+//! const SPEC: SystemSpec = SystemSpec::new("toy", "a toy", build)
+//!     .with_bugs(&[BugSpec { name: "always-fails", about: "fails at once" }]);
 //! let opts = SPEC.options(Some("always-fails")).unwrap();
 //! assert!(SPEC.run(&opts, &sim_core::choice::Input::Seed(0)).outcome.class.is_failure());
 //! assert!(SPEC.options(Some("nope")).is_err());
@@ -44,9 +38,11 @@ pub struct BugSpec {
 /// Options for one run of a system.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// The planted bug to enable (`None` = the correct system). System code asks with
-    /// [`RunOptions::bug_is`], which catches a misspelt name.
-    pub bug: Option<&'static str>,
+    /// The planted bug to enable (`None` = the correct system). Private so that system code
+    /// asks with [`RunOptions::bug_is`], which catches a misspelt name; a by-hand comparison
+    /// would turn a typo into a bug that is never on. [`RunOptions::bug_name`] reads it for
+    /// display.
+    pub(crate) bug: Option<&'static str>,
     /// The bugs the system declares (filled in by [`SystemSpec::options`]; empty for
     /// options made by hand): the names [`RunOptions::bug_is`] accepts.
     pub declared_bugs: &'static [BugSpec],
@@ -63,7 +59,27 @@ pub struct RunOptions {
 }
 
 /// A system under test, as registered with the command line.
+///
+/// Built with [`SystemSpec::new`] and the `with_*` methods, all `const`, so a registration
+/// stays a `const` item. The struct is `#[non_exhaustive]`: a field added later (with its
+/// default in [`SystemSpec::new`]) breaks no registration, because none is a struct literal.
+/// The fields stay public to read.
+///
+/// ```compile_fail,E0639
+/// // Outside sim-core a struct literal does not compile (E0639): use SystemSpec::new.
+/// # use sim_core::system::{RunOptions, SystemSpec};
+/// # fn build(_: &RunOptions) -> sim_core::sim::Sim { unimplemented!() }
+/// const SPEC: SystemSpec = SystemSpec {
+///     name: "kv",
+///     about: "a store",
+///     bugs: &[],
+///     flags: &[],
+///     thread_per_run: false,
+///     build,
+/// };
+/// ```
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct SystemSpec {
     /// Its name on command lines.
     pub name: &'static str,
@@ -125,8 +141,9 @@ pub enum SpecError {
 impl RunOptions {
     /// True if this run enables the planted bug `name`.
     ///
-    /// Comparing `opts.bug == Some("name")` by hand turns a typo into a bug that is never on,
-    /// and a sweep that can never fail; this asks the same question and checks the name.
+    /// The only way system code reads the planted bug: a by-hand comparison of names would
+    /// turn a typo into a bug that is never on, and a sweep that can never fail; this asks
+    /// the same question and checks the name.
     ///
     /// # Panics
     ///
@@ -137,14 +154,8 @@ impl RunOptions {
     /// use sim_core::system::{BugSpec, SystemSpec};
     /// # fn build(_: &sim_core::system::RunOptions) -> sim_core::sim::Sim { unimplemented!() }
     ///
-    /// const SPEC: SystemSpec = SystemSpec {
-    ///     name: "kv",
-    ///     about: "a store",
-    ///     bugs: &[BugSpec { name: "ack-early", about: "acks before the write is durable" }],
-    ///     flags: &[],
-    ///     thread_per_run: false,
-    ///     build,
-    /// };
+    /// const SPEC: SystemSpec = SystemSpec::new("kv", "a store", build)
+    ///     .with_bugs(&[BugSpec { name: "ack-early", about: "acks before the write is durable" }]);
     /// let opts = SPEC.options(Some("ack-early")).unwrap();
     /// assert!(opts.bug_is("ack-early"));
     /// assert!(!SPEC.options(None).unwrap().bug_is("ack-early"));
@@ -163,6 +174,21 @@ impl RunOptions {
                 .join(", ")
         );
         self.bug == Some(name)
+    }
+
+    /// The planted bug's name, for messages and file names (`None` = the correct system).
+    /// To decide what the system does, ask [`RunOptions::bug_is`], which checks the name.
+    ///
+    /// ```
+    /// use sim_core::system::{BugSpec, SystemSpec};
+    /// # fn build(_: &sim_core::system::RunOptions) -> sim_core::sim::Sim { unimplemented!() }
+    /// const SPEC: SystemSpec = SystemSpec::new("kv", "a store", build)
+    ///     .with_bugs(&[BugSpec { name: "ack-early", about: "acks early" }]);
+    /// assert_eq!(SPEC.options(Some("ack-early")).unwrap().bug_name(), Some("ack-early"));
+    /// assert_eq!(SPEC.options(None).unwrap().bug_name(), None);
+    /// ```
+    pub fn bug_name(&self) -> Option<&'static str> {
+        self.bug
     }
 
     /// The run's configuration, with `--faults` (if given) or else the system's own default
@@ -251,6 +277,69 @@ impl Default for RunOptions {
 }
 
 impl SystemSpec {
+    /// A system named `name` (its name on command lines), described in one line by `about`,
+    /// whose runs `build` makes; with no planted bugs, no system-specific flags and every
+    /// run on the calling thread. The `with_*` methods change those defaults.
+    ///
+    /// Every field added to `SystemSpec` gets its default here, so a registration written
+    /// this way keeps compiling, and keeps its meaning, when one is added:
+    ///
+    /// ```
+    /// use sim_core::choice::Input;
+    /// use sim_core::sim::Sim;
+    /// use sim_core::system::{BugSpec, RunOptions, SystemSpec};
+    ///
+    /// fn build(opts: &RunOptions) -> Sim {
+    ///     let mut sim = Sim::new(opts.config.clone());
+    ///     let early = opts.bug_is("ack-early");
+    ///     sim.invariant("acked-is-durable", move || if early { Err("lost".into()) } else { Ok(()) });
+    ///     sim
+    /// }
+    ///
+    /// pub const SPEC: SystemSpec = SystemSpec::new("kv", "a store; invariant: acked-is-durable", build)
+    ///     .with_bugs(&[BugSpec { name: "ack-early", about: "acks before the write is durable" }]);
+    ///
+    /// assert_eq!(SPEC.name, "kv");
+    /// assert!(SPEC.flags.is_empty() && !SPEC.thread_per_run, "the documented defaults");
+    /// let correct = SPEC.options(None).unwrap();
+    /// assert!(!SPEC.run(&correct, &Input::Seed(0)).outcome.class.is_failure());
+    /// let buggy = SPEC.options(Some("ack-early")).unwrap();
+    /// assert!(SPEC.run(&buggy, &Input::Seed(0)).outcome.class.is_failure());
+    /// ```
+    pub const fn new(
+        name: &'static str,
+        about: &'static str,
+        build: fn(&RunOptions) -> Sim,
+    ) -> Self {
+        SystemSpec {
+            name,
+            about,
+            bugs: &[],
+            flags: &[],
+            thread_per_run: false,
+            build,
+        }
+    }
+
+    /// The system's planted bugs, selectable by name (`--bug`, `SIM_BUG`).
+    pub const fn with_bugs(mut self, bugs: &'static [BugSpec]) -> Self {
+        self.bugs = bugs;
+        self
+    }
+
+    /// The system-specific run flags it reads (see [`SystemSpec::flags`]), e.g. `&["pinned"]`.
+    pub const fn with_flags(mut self, flags: &'static [&'static str]) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Gives every run an OS thread of its own (see [`SystemSpec::thread_per_run`]): for
+    /// system code that iterates std `HashMap`s or `HashSet`s with their default hasher.
+    pub const fn with_thread_per_run(mut self) -> Self {
+        self.thread_per_run = true;
+        self
+    }
+
     /// Options for `bug` (checked against this system's bugs), with default config.
     pub fn options(&self, bug: Option<&str>) -> Result<RunOptions, SpecError> {
         if self.thread_per_run && !crate::os::hooks_linked() {
@@ -313,4 +402,26 @@ pub fn find<'a>(systems: &'a [SystemSpec], name: &str) -> Result<&'a SystemSpec,
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(opts: &RunOptions) -> Sim {
+        Sim::new(opts.config.clone())
+    }
+
+    #[test]
+    fn without_the_hooks_a_thread_per_run_system_is_refused() {
+        // sim-core's own tests do not link sim-os.
+        assert!(!crate::os::hooks_linked());
+        let spec = SystemSpec::new("maps", "", build).with_thread_per_run();
+        assert!(matches!(
+            spec.options(None),
+            Err(SpecError::HooksNotLinked { .. })
+        ));
+        let same_thread = SystemSpec::new("maps", "", build);
+        assert!(same_thread.options(None).is_ok());
+    }
 }

@@ -220,17 +220,16 @@ fn build_hashmap_system(opts: &sim_core::system::RunOptions) -> Sim {
     sim
 }
 
-const HASHMAP_SYSTEM: sim_core::system::SystemSpec = sim_core::system::SystemSpec {
-    name: "hashmap-order",
-    about: "acts on std HashMap iteration order",
-    bugs: &[sim_core::system::BugSpec {
-        name: "smallest-first",
-        about: "fails when the smallest name iterates first",
-    }],
-    flags: &[],
-    thread_per_run: true,
-    build: build_hashmap_system,
-};
+const HASHMAP_SYSTEM: sim_core::system::SystemSpec = sim_core::system::SystemSpec::new(
+    "hashmap-order",
+    "acts on std HashMap iteration order",
+    build_hashmap_system,
+)
+.with_bugs(&[sim_core::system::BugSpec {
+    name: "smallest-first",
+    about: "fails when the smallest name iterates first",
+}])
+.with_thread_per_run();
 
 #[test]
 fn a_thread_per_run_system_sweeps_and_shrinks_deterministically() {

@@ -36,17 +36,15 @@ use sim_core::system::{BugSpec, RunOptions, SystemSpec};
 use sim_core::time::{sleep, timeout, Instant};
 
 /// The registration of this system.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "echo",
-    about: "echo over streams, two servers behind a routed name, every network fault on; invariant: echo-is-exact",
-    bugs: &[BugSpec {
-        name: "half-close-drops-reply",
-        about: "the server treats the client's half-close as a full close and drops unwritten replies",
-    }],
-    flags: &[],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "echo",
+    "echo over streams, two servers behind a routed name, every network fault on; invariant: echo-is-exact",
     build,
-};
+)
+.with_bugs(&[BugSpec {
+    name: "half-close-drops-reply",
+    about: "the server treats the client's half-close as a full close and drops unwritten replies",
+}]);
 
 const PORT: u16 = 7;
 const CLIENTS: [&str; 2] = ["c1", "c2"];

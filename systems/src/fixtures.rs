@@ -35,37 +35,29 @@ use sim_core::system::{BugSpec, RunOptions, SystemSpec};
 use sim_core::time::sleep;
 
 /// One node, one sleep: the cheapest run a system can have.
-pub const FLOOR: SystemSpec = SystemSpec {
-    name: "floor",
-    about: "one node that sleeps once (fuzz harness floor)",
-    bugs: &[],
-    flags: &[],
-    thread_per_run: false,
-    build: build_floor,
-};
+pub const FLOOR: SystemSpec = SystemSpec::new(
+    "floor",
+    "one node that sleeps once (fuzz harness floor)",
+    build_floor,
+);
 
 /// A nondeterministic system whose every run fails: must be reported as diverged.
-pub const CANARY: SystemSpec = SystemSpec {
-    name: "canary",
-    about: "reads a process-wide counter (must be reported as diverged)",
-    bugs: &[],
-    flags: &[],
-    thread_per_run: false,
-    build: build_canary,
-};
+pub const CANARY: SystemSpec = SystemSpec::new(
+    "canary",
+    "reads a process-wide counter (must be reported as diverged)",
+    build_canary,
+);
 
 /// The signal benchmark: a lock that opens (bug `opens`) on one secret arrival order.
-pub const LOCK: SystemSpec = SystemSpec {
-    name: "lock",
-    about: "combination lock over message arrival order (fuzz signal benchmark)",
-    bugs: &[BugSpec {
-        name: "opens",
-        about: "the lock opens when 14 arrivals come in the secret order",
-    }],
-    flags: &[],
-    thread_per_run: false,
-    build: build_lock,
-};
+pub const LOCK: SystemSpec = SystemSpec::new(
+    "lock",
+    "combination lock over message arrival order (fuzz signal benchmark)",
+    build_lock,
+)
+.with_bugs(&[BugSpec {
+    name: "opens",
+    about: "the lock opens when 14 arrivals come in the secret order",
+}]);
 
 /// The fixtures, for tools that resolve a system by name (e.g. corpus replay).
 pub fn all() -> Vec<SystemSpec> {

@@ -33,17 +33,15 @@ use sim_tokio::net::UdpSocket;
 use sim_tokio::TokioSim;
 
 /// The registration of this system.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "tokio-echo",
-    about: "echo with retries in plain tokio (spawn, sleep, select!) on tokio nodes, datagram faults on; invariant: echo-is-exact",
-    bugs: &[BugSpec {
-        name: "stale-reply-accepted",
-        about: "the client takes any reply as the answer, without checking its request number",
-    }],
-    flags: &[],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "tokio-echo",
+    "echo with retries in plain tokio (spawn, sleep, select!) on tokio nodes, datagram faults on; invariant: echo-is-exact",
     build,
-};
+)
+.with_bugs(&[BugSpec {
+    name: "stale-reply-accepted",
+    about: "the client takes any reply as the answer, without checking its request number",
+}]);
 
 const PORT: u16 = 7;
 const CLIENTS: [&str; 2] = ["c1", "c2"];

@@ -35,17 +35,16 @@ use sim_core::system::{BugSpec, RunOptions, SystemSpec};
 use sim_core::time::timeout;
 
 /// The registration of this system.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "two-pc",
-    about: "two-phase commit, coordinator + 3 participants; invariant: atomicity",
-    bugs: &[BugSpec {
-        name: "first-vote-wins",
-        about: "the coordinator decides on the first vote to arrive",
-    }],
-    flags: &["pinned"],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "two-pc",
+    "two-phase commit, coordinator + 3 participants; invariant: atomicity",
     build,
-};
+)
+.with_bugs(&[BugSpec {
+    name: "first-vote-wins",
+    about: "the coordinator decides on the first vote to arrive",
+}])
+.with_flags(&["pinned"]);
 
 const PORT: u16 = 1;
 const PARTICIPANTS: [&str; 3] = ["p1", "p2", "p3"];

@@ -58,27 +58,25 @@ use sim_core::time::{sleep, timeout};
 use sim_core::trace::stable_hash_bytes;
 
 /// The registration of this system.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "wal",
-    about: "single-node KV store, mirrored write-ahead log + snapshots on the simulated disk, crashes and every disk fault on; invariant: acked-writes-survive",
-    bugs: &[
-        BugSpec {
-            name: "ack-before-fsync",
-            about: "acknowledges a write before the log is synced",
-        },
-        BugSpec {
-            name: "no-checksum",
-            about: "recovery replays a torn or rotted record without checking its checksum",
-        },
-        BugSpec {
-            name: "rename-without-dir-sync",
-            about: "compaction renames the new snapshot into place without syncing the directory",
-        },
-    ],
-    flags: &[],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "wal",
+    "single-node KV store, mirrored write-ahead log + snapshots on the simulated disk, crashes and every disk fault on; invariant: acked-writes-survive",
     build,
-};
+)
+.with_bugs(&[
+    BugSpec {
+        name: "ack-before-fsync",
+        about: "acknowledges a write before the log is synced",
+    },
+    BugSpec {
+        name: "no-checksum",
+        about: "recovery replays a torn or rotted record without checking its checksum",
+    },
+    BugSpec {
+        name: "rename-without-dir-sync",
+        about: "compaction renames the new snapshot into place without syncing the directory",
+    },
+]);
 
 const PORT: u16 = 1;
 /// Bytes per log slot: two sectors, so a crash can tear a record between them.

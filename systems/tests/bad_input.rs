@@ -5,32 +5,9 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn sim(args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .output()
-        .expect("the sim binary runs");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-fn value(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .flat_map(|l| l.split_whitespace())
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_string))
-}
+mod common;
+use common::{sim, value};
 
 struct Fixtures {
     dir: PathBuf,
@@ -120,20 +97,108 @@ fn bad_input_gets_its_exit_code_and_a_message_that_names_it() {
     let repro = f.repro.as_str();
     let trace = f.trace.as_str();
     let dir = d(&f.dir);
+    // JSON that is not a repro file, and a repro missing only its format.
+    let empty_object = f.file("object.json", "{}");
+    let null = f.file("null.json", "null");
+    let array = f.file("array.json", "[1,2,3]");
+    let no_format = {
+        let mut v = f.repro_json();
+        v.as_object_mut().unwrap().remove("format");
+        f.file(
+            "noformat.repro.json",
+            serde_json::to_string_pretty(&v).unwrap(),
+        )
+    };
+    // Only the recorded input_hash edited: the run still reproduces the pinned history.
+    let input_hash = f.edited(
+        "inputhash.repro.json",
+        "input_hash",
+        "0123456789abcdef".into(),
+    );
+    // The readable trace written next to the repro.
+    let trace_txt = trace.replace(".trace.json", ".trace.txt");
+    // Trace files edited: a version never written, an event's index, its node, a send's target.
+    let trace_json = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap()
+    };
+    let edited_trace = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = trace_json();
+        edit(&mut v);
+        f.file(name, serde_json::to_string(&v).unwrap())
+    };
+    let v9 = edited_trace("v9.trace.json", &|v| v["version"] = 9.into());
+    let index = edited_trace("index.trace.json", &|v| v["events"][5]["index"] = 99.into());
+    let ghost = edited_trace("ghost.trace.json", &|v| {
+        let events = v["events"].as_array_mut().unwrap();
+        let step = events.iter_mut().find(|e| e["kind"] == "step").unwrap();
+        step["node"] = "ghost".into();
+    });
+    let send_to = edited_trace("sendto.trace.json", &|v| {
+        let events = v["events"].as_array_mut().unwrap();
+        let send = events.iter_mut().find(|e| e["kind"] == "send").unwrap();
+        send["to"] = 99.into();
+    });
+    let events_only = {
+        let v = trace_json();
+        f.file("events.json", serde_json::to_string(&v["events"]).unwrap())
+    };
+    // A corpus directory with an entry in it already.
+    let corpus = d(&f.dir.join("corpus"));
+    assert_eq!(
+        sim(&["corpus", "--system", "two-pc", "--seeds", "0..2", "--out", &corpus]).code,
+        0
+    );
+    // Shard results: a whole shard, the same shard killed before its summary, a blank file.
+    let shard_out = d(&f.dir.join("s1.jsonl"));
+    let sweep = sim(&[
+        "sweep",
+        "--system",
+        "two-pc",
+        "--bug",
+        "first-vote-wins",
+        "--seeds",
+        "0..40",
+        "--shard",
+        "1/2",
+        "--out",
+        &shard_out,
+        "--failures-dir",
+        &dir,
+    ]);
+    assert_eq!(sweep.code, 1, "{}", sweep.stderr);
+    let killed = {
+        let text = std::fs::read_to_string(&shard_out).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("\"summary\""))
+            .collect();
+        f.file("killed.jsonl", lines.join("\n") + "\n")
+    };
+    let blank = f.file("blank.jsonl", "\n\n  \n");
+    let (out_svg, out_log) = (d(&f.dir.join("o.svg")), d(&f.dir.join("o.log")));
+    let corpus2 = d(&f.dir.join("corpus2"));
     #[rustfmt::skip]
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         // Names and values.
         (vec!["run", "--system", "nope", "--seed", "1"], 2, "known systems"),
         (vec!["run", "--system", "two-pc", "--bug", "nope", "--seed", "1"], 2, "its bugs"),
         (vec!["sweep", "--system", "two-pc", "--seeds", "10"], 2, "START..END"),
-        (vec!["sweep", "--system", "two-pc", "--seeds", "5..5"], 2, "START..END"),
+        (vec!["sweep", "--system", "two-pc", "--seeds", "5..5"], 2, "--seeds 5..5 is empty"),
+        (vec!["sweep", "--system", "two-pc", "--seeds", "10..5"], 2, "--seeds 10..5 is reversed"),
+        (vec!["corpus", "--system", "two-pc", "--seeds", "10..5", "--out", &corpus], 2, "write --seeds 5..10"),
         (vec!["run", "--system", "two-pc", "--seed", "1", "--strategy", "random"], 2, "uniform, pct or fifo"),
         (vec!["run", "--system", "two-pc", "--seed", "1", "--faults", "some"], 2, "use off, swarm, all"),
         (vec!["sweep"], 2, "--system NAME or --all"),
         // Flags accepted and ignored are refused.
         (vec!["sweep", "--all", "--bug", "first-vote-wins"], 2, "drop --bug"),
         (vec!["run", "--system", "echo", "--pinned", "--seed", "1"], 2, "does not read --pinned"),
-        (vec!["shrink", "--system", "two-pc", "--seed", "1", "--json"], 2, "not supported"),
+        // --json works on every command.
+        (vec!["shrink", "--input", repro, "--json", "--failures-dir", &dir], 1, "\"verified\":true"),
+        (vec!["replay", repro, "--json"], 1, "\"strict\":true"),
+        (vec!["determinism", "--system", "two-pc", "--seed", "1", "--processes", "0", "--json"], 0, "\"deterministic\":true"),
+        (vec!["render", trace, "--json", "--svg", &out_svg, "--shiviz", &out_log], 0, "\"rows\":"),
+        (vec!["corpus", "--system", "two-pc", "--seeds", "0..1", "--out", &corpus2, "--json"], 0, "\"runs\":1"),
+        (vec!["merge", &shard_out, "--partial", "--json"], 1, "\"missing\":[\"shard=0/2"),
         (vec!["replay", repro, "--failures-dir", "x"], 2, "unexpected argument"),
         // Files recognised by parsing.
         (vec!["replay", &bom], 1, "strict=true"),
@@ -142,6 +207,31 @@ fn bad_input_gets_its_exit_code_and_a_message_that_names_it() {
         (vec!["replay", trace], 2, "is a trace file"),
         (vec!["run", "--system", "two-pc", "--input", trace], 2, "is a trace file"),
         (vec!["replay", &raw], 2, "sim replay --system NAME"),
+        (vec!["replay", &empty_object], 2, "is JSON but not a repro file: it has no format, version, system, input_hex field"),
+        (vec!["replay", &null], 2, "is JSON but not a repro file: it is JSON null"),
+        (vec!["replay", &array], 2, "is JSON but not a repro file: it is a JSON array"),
+        (vec!["replay", &no_format], 2, "add \"format\": \"sim-repro\""),
+        (vec!["run", "--system", "two-pc", "--input", &empty_object], 2, "is JSON but not a repro file"),
+        (vec!["shrink", "--input", &null], 2, "is JSON but not a repro file"),
+        (vec!["run", "--system", "two-pc", "--input", &trace_txt], 2, "is a readable trace"),
+        (vec!["replay", &trace_txt], 2, ".repro.json"),
+        (vec!["render", &trace_txt], 2, ".trace.json"),
+        // Traces are checked on read.
+        (vec!["render", &v9], 2, "trace version 9"),
+        (vec!["render", &index], 2, "has index 99"),
+        (vec!["render", &ghost], 2, "\"ghost\", which no earlier start event introduced"),
+        (vec!["render", &send_to], 2, "sends to node id 99"),
+        (vec!["render", &events_only, "--svg", &out_svg, "--shiviz", &out_log], 0, "rows="),
+        // Too few runs to compare; an existing corpus entry.
+        (vec!["determinism", "--system", "two-pc", "--seed", "1", "--runs", "1", "--processes", "0"], 2, "nothing to agree with"),
+        (vec!["corpus", "--system", "two-pc", "--seeds", "0..2", "--out", &corpus], 2, "add --force"),
+        (vec!["corpus", "--system", "two-pc", "--seeds", "0..2", "--out", &corpus, "--force"], 0, "runs=2"),
+        // Shard results that are not a whole sweep.
+        (vec!["merge", "/dev/null"], 2, "/dev/null holds no shard results"),
+        (vec!["merge", &blank], 2, "blank.jsonl holds no shard results"),
+        (vec!["merge", &killed], 2, "killed.jsonl (18 failure lines): the shard was killed before it finished"),
+        (vec!["merge", &shard_out], 2, "shard 0/2 of --system two-pc --bug first-vote-wins (seeds 0, 2, ... of 0..40) is missing"),
+        (vec!["merge", &shard_out, &shard_out], 2, "is given twice"),
         (vec!["replay", &broken], 2, "not a sim-repro file"),
         // What a repro says is checked; flags that contradict it are refused.
         (vec!["replay", repro, "--faults", "off"], 2, "--faults off but the file says all"),
@@ -152,6 +242,7 @@ fn bad_input_gets_its_exit_code_and_a_message_that_names_it() {
         (vec!["replay", &version0], 2, "not a version"),
         (vec!["replay", &class], 2, "not an outcome class"),
         (vec!["replay", &input], 1, "the input itself was edited"),
+        (vec!["replay", &input_hash], 1, "input_hash was edited or damaged"),
         // Sizes are capped.
         (vec!["run", "--system", "two-pc", "--input", "/dev/zero"], 2, "larger than"),
         (vec!["replay", "--system", "two-pc", "/dev/zero"], 2, "larger than"),

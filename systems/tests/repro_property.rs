@@ -5,38 +5,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sim_core::run_spec::RunFlags;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn sim(args: &[String]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .output()
-        .expect("the sim binary runs");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
+mod common;
+use common::{sim, value};
 
 fn words(text: &str) -> Vec<String> {
     text.split_whitespace().map(str::to_string).collect()
-}
-
-/// The value of `key` on the last line that has it.
-fn value(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .flat_map(|l| l.split_whitespace())
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(str::to_string))
 }
 
 /// Every combination of run flags: each flag unset or set to each of its example values.

@@ -23,17 +23,15 @@ use sim_core::sim::{self, Sim};
 use sim_core::system::{BugSpec, RunOptions, SystemSpec};
 
 /// The registration the `sim` binary, the tests and the fuzz target share.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "register",
-    about: "primary-backup register over RPC; invariant: acked-writes-are-on-the-backup",
-    bugs: &[BugSpec {
-        name: "ack-before-replicate",
-        about: "the primary acknowledges a write before the backup has it",
-    }],
-    flags: &[],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "register",
+    "primary-backup register over RPC; invariant: acked-writes-are-on-the-backup",
     build,
-};
+)
+.with_bugs(&[BugSpec {
+    name: "ack-before-replicate",
+    about: "the primary acknowledges a write before the backup has it",
+}]);
 
 const CLIENT_PORT: u16 = 1;
 const PRIMARY_PORT: u16 = 2;

@@ -28,6 +28,13 @@ pub(super) struct CorpusArgs {
     /// Directory to write `seed-N.bin` into (created if missing).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Overwrite `seed-N.bin` files that exist (without it, an existing one is refused
+    /// before any run).
+    #[arg(long)]
+    force: bool,
+    /// Print one JSON object instead of key=value lines.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     variant: VariantArgs,
 }
@@ -40,20 +47,42 @@ pub(super) fn execute(cli: &Cli, args: &CorpusArgs, out: &mut dyn Write) -> Resu
         path: args.out.clone(),
         source,
     })?;
+    let entry = |seed: u64| args.out.join(format!("seed-{seed}.bin"));
+    if !args.force {
+        // Checked before the first run: a corpus a fuzzer grew is not replaced half-way.
+        if let Some(path) = seeds.clone().map(entry).find(|p| p.exists()) {
+            return Err(CliError::WouldOverwrite(path));
+        }
+    }
     let (mut runs, mut bytes_max, mut first_failure) = (0u64, 0usize, None);
     for seed in seeds {
         let run = RunSpec::new(variant.clone(), Input::Seed(seed));
         let (report, bytes) = run.run_encoded();
         runs += 1;
-        files::write_text_bytes(&args.out.join(format!("seed-{seed}.bin")), &bytes)?;
+        files::write_text_bytes(&entry(seed), &bytes)?;
         bytes_max = bytes_max.max(bytes.len());
         if report.outcome.class.is_failure() {
-            writeln!(out, "replay={}", run.run_command(&cli.replay_prefix, None))?;
-            writeln!(out, "{}", report.outcome.summary_line())?;
-            first_failure = Some(seed);
+            let replay = run.run_command(&cli.replay_prefix, None);
+            first_failure = Some((seed, replay, report.outcome));
             break;
         }
     }
+    if args.json {
+        let failure = first_failure.as_ref();
+        let json = serde_json::json!({
+            "runs": runs, "failures": u8::from(failure.is_some()),
+            "first_failure_seed": failure.map(|f| f.0), "replay": failure.map(|f| &f.1),
+            "first_failure": failure.map(|f| &f.2), "bytes_max": bytes_max,
+            "dir": args.out.display().to_string(),
+        });
+        writeln!(out, "{json}")?;
+        return Ok(i32::from(failure.is_some()));
+    }
+    if let Some((_, replay, outcome)) = &first_failure {
+        writeln!(out, "replay={replay}")?;
+        writeln!(out, "{}", outcome.summary_line())?;
+    }
+    let first_failure = first_failure.map(|f| f.0);
     writeln!(
         out,
         "runs={runs} failures={} first_failure_seed={} bytes_max={bytes_max} dir={}",

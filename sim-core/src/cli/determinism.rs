@@ -4,7 +4,8 @@
 //! In-process runs catch state that survives between runs (a global counter, a cache, std's
 //! per-thread hash keys); fresh processes catch what differs between processes (addresses,
 //! OS entropy, the wall clock, environment). A disagreement exits with 1 and lists the hashes.
-//! Each fresh process is this same binary running `determinism ... --runs 1 --processes 0`.
+//! Each fresh process is this same binary running the seed once (`determinism ... --child`).
+//! Fewer than two runs in all is refused: one hash agrees with itself.
 
 use std::io::Write;
 use std::process::Command;
@@ -25,9 +26,16 @@ pub(super) struct DeterminismArgs {
     /// Runs in this process.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     runs: u64,
-    /// Fresh processes, each running the seed once (0: this process only).
+    /// Fresh processes, each running the seed once (0: this process only). Runs and
+    /// processes together must be at least two: one run has nothing to agree with.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=1000))]
     processes: u64,
+    /// Print one JSON object instead of key=value lines.
+    #[arg(long)]
+    json: bool,
+    /// Run once and print the summary line: what each fresh process does.
+    #[arg(long, hide = true)]
+    child: bool,
     #[command(flatten)]
     variant: VariantArgs,
 }
@@ -39,22 +47,22 @@ pub(super) fn execute(
 ) -> Result<i32, CliError> {
     let variant = cli.variant(&args.system, &args.variant)?;
     let input = Input::Seed(args.seed);
+    if args.child {
+        writeln!(out, "{}", variant.run(&input).outcome.summary_line())?;
+        return Ok(0);
+    }
+    if args.runs + args.processes < 2 {
+        return Err(CliError::TooFewRuns {
+            runs: args.runs,
+            processes: args.processes,
+        });
+    }
     let mut hashes: Vec<u64> = (0..args.runs)
         .map(|_| variant.run(&input).outcome.history_hash)
         .collect();
     let mut words = vec!["determinism".to_string()];
     words.extend(variant.arg_words());
-    words.extend(
-        [
-            "--seed",
-            &args.seed.to_string(),
-            "--runs",
-            "1",
-            "--processes",
-            "0",
-        ]
-        .map(String::from),
-    );
+    words.extend(["--seed", &args.seed.to_string(), "--child"].map(String::from));
     for _ in 0..args.processes {
         hashes.push(fresh_process_hash(&words)?);
     }
@@ -63,6 +71,15 @@ pub(super) fn execute(
     distinct.sort_unstable();
     distinct.dedup();
     let agree = distinct.len() == 1;
+    if args.json {
+        let listed: Vec<String> = hashes.iter().map(|h| format!("{h:016x}")).collect();
+        let json = serde_json::json!({
+            "runs": args.runs, "processes": args.processes, "distinct_hashes": distinct.len(),
+            "history_hash": format!("{first:016x}"), "deterministic": agree, "hashes": listed,
+        });
+        writeln!(out, "{json}")?;
+        return Ok(i32::from(!agree));
+    }
     if !agree {
         let listed: Vec<String> = hashes.iter().map(|h| format!("{h:016x}")).collect();
         writeln!(out, "hashes={}", listed.join(","))?;

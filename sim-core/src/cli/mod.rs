@@ -2,7 +2,9 @@
 //!
 //! Output is `key=value` lines (or one JSON object per line with `--json`), so scripts and
 //! tests read results without parsing prose. Exit codes: 0 = no failure found, 1 = a failure
-//! found, 2 = a usage or input error, with a message that says what to fix.
+//! found, 2 = a usage or input error, with a message that says what to fix; 141 = standard
+//! output closed (`| head`), ended quietly (see `output.rs`); a sweep stopped by a signal,
+//! 130 (Ctrl-C, no failure found), 143 (SIGTERM) or 129 (SIGHUP), see `interrupt.rs`.
 //!
 //! ```no_run
 //! use sim_core::cli::Cli;
@@ -31,8 +33,10 @@
 mod corpus;
 mod determinism;
 mod files;
+mod interrupt;
 mod list;
 mod merge;
+mod output;
 mod progress;
 mod render;
 mod replay;
@@ -43,7 +47,7 @@ mod sweep;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
@@ -61,8 +65,8 @@ pub enum CliError {
     /// Bad system or bug name, or a flag the system does not read.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// `--seeds` is not `A..B`.
-    #[error("--seeds {0:?} is not a range; write it as START..END, e.g. --seeds 0..1000")]
+    /// `--seeds` is not `A..B` with `A < B`.
+    #[error("{}", bad_seeds(.0))]
     BadSeeds(String),
     /// A file could not be read or written.
     #[error("cannot {action} {path}: {source}; check the path and its permissions")]
@@ -113,6 +117,22 @@ pub enum CliError {
     /// A trace file was given where an input is expected.
     #[error("{0} is a trace file (a recorded history), not an input; replay the repro file written next to it, or draw the trace with: sim render {0}")]
     TraceNotInput(String),
+    /// A readable trace (`*.trace.txt`) was given where an input is expected.
+    #[error("{path} is a readable trace (the lines `sim run` prints), not an input; {fix}")]
+    TraceTextNotInput {
+        /// The file.
+        path: String,
+        /// What to run instead.
+        fix: String,
+    },
+    /// JSON that is not a repro file was given where an input is expected.
+    #[error("{path} is JSON but not a repro file: {what}; give a repro file (*.repro.json, written by sim run, sweep and shrink) or a raw input file (a fuzz input, or --save-input of sim run)")]
+    JsonNotRepro {
+        /// The file.
+        path: String,
+        /// What it is or lacks.
+        what: String,
+    },
     /// A flag disagrees with the repro file it accompanies.
     #[error("{0}; drop the flag (the repro file says how to run it) or use the matching value")]
     ReproConflict(String),
@@ -130,17 +150,23 @@ pub enum CliError {
         /// What went wrong.
         reason: String,
     },
+    /// `sim determinism` asked for fewer than two runs in all.
+    #[error("--runs {runs} --processes {processes} is {} run(s) in all, and one run has nothing to agree with; give at least two, e.g. --runs 2 --processes 0 (default: --runs 10 --processes 3)", .runs + .processes)]
+    TooFewRuns {
+        /// `--runs`.
+        runs: u64,
+        /// `--processes`.
+        processes: u64,
+    },
+    /// `sim corpus` would overwrite an entry.
+    #[error("{0} exists, and sim corpus does not overwrite corpus entries; write into an empty directory, or add --force to overwrite")]
+    WouldOverwrite(PathBuf),
     /// `SIM_OS_HOOKS` holds something other than `on` or `off`.
     #[error(transparent)]
     HooksSetting(#[from] crate::os::BadHooksSetting),
     /// A story filter names a node or kind the trace does not have.
     #[error(transparent)]
     StoryFilter(#[from] crate::render::StoryFilterError),
-    /// `--json` on a command that prints traces.
-    #[error(
-        "--json is not supported by `sim {0}`; use --trace-json PATH for a machine-readable trace"
-    )]
-    JsonUnsupported(&'static str),
 }
 
 #[derive(Parser, Debug)]
@@ -260,8 +286,13 @@ pub struct Cli {
     systems: Vec<SystemSpec>,
     replay_prefix: String,
     build: BuildInfo,
-    /// Set by Ctrl-C (in [`Cli::main`]): a sweep stops and prints what it found so far.
+    /// Set by Ctrl-C or SIGTERM during a sweep (run from [`Cli::main`]): the sweep stops and
+    /// prints what it found so far.
     stop: Arc<AtomicBool>,
+    /// Run from [`Cli::main`]: `out` is this process's standard output and its signals are
+    /// the command's. A sweep then stops on a signal, and checks while it runs whether its
+    /// standard output's reader has gone.
+    whole_process: bool,
 }
 
 impl Cli {
@@ -272,6 +303,7 @@ impl Cli {
             replay_prefix: "sim".to_string(),
             build: BuildInfo::UNKNOWN,
             stop: Arc::new(AtomicBool::new(false)),
+            whole_process: false,
         }
     }
 
@@ -287,20 +319,13 @@ impl Cli {
         self
     }
 
-    /// Parses the process arguments, runs, and returns the exit code. Ctrl-C stops a sweep
-    /// cleanly: it prints the summary so far and the replay line of each failure found; a
-    /// second Ctrl-C ends the process at once.
-    pub fn main(self) -> i32 {
-        let stop = Arc::clone(&self.stop);
-        let installed = ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\nstopping: finishing the runs in progress (Ctrl-C again to quit now)");
-        });
-        if let Err(e) = installed {
-            eprintln!("warning: Ctrl-C will end the process without a summary ({e})");
-        }
+    /// Parses the process arguments, runs, and returns the exit code. During a sweep, Ctrl-C,
+    /// SIGTERM or SIGHUP stops it cleanly: it prints the summary so far and the replay line
+    /// of each failure found; a second signal ends the process at once (other commands end
+    /// at the first, as any process does). A closed standard output (`| head`) ends a command
+    /// quietly with exit status 141.
+    pub fn main(mut self) -> i32 {
+        self.whole_process = true;
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         self.execute(std::env::args_os(), &mut out)
@@ -321,7 +346,7 @@ impl Cli {
             }
         };
         if let Err(e) = crate::os::hooks_setting() {
-            eprintln!("error: {e}");
+            output::to_stderr(&format!("error: {e}"));
             return 2;
         }
         let result = match command.action {
@@ -337,8 +362,10 @@ impl Cli {
         };
         match result {
             Ok(code) => code,
+            // The reader has gone: nobody is left to tell.
+            Err(e) if output::is_closed_pipe(&e) => output::PIPE_CLOSED,
             Err(e) => {
-                eprintln!("error: {e}");
+                output::to_stderr(&format!("error: {e}"));
                 2
             }
         }
@@ -380,10 +407,50 @@ impl Cli {
             let what = conflicts.join("; ");
             return Err(CliError::ReproConflict(format!("{file}: {what}")));
         }
-        Ok(Variant::of_repro(&self.systems, repro)?)
+        Ok(repro.variant(&self.systems)?)
     }
 }
 
 fn bug_label(bug: Option<&str>) -> &str {
     bug.unwrap_or("correct")
+}
+
+/// The error for a file given as an input that holds no input: a trace (JSON or readable),
+/// or JSON that is not a repro file.
+fn not_an_input(path: &Path, file: crate::repro::InputFile) -> CliError {
+    use crate::repro::InputFile;
+    let name = path.display().to_string();
+    match file {
+        InputFile::Json(what) => CliError::JsonNotRepro { path: name, what },
+        InputFile::TraceText => {
+            let repro = name
+                .strip_suffix(".trace.txt")
+                .map(|stem| format!("{stem}.repro.json"));
+            let fix = match repro {
+                Some(repro) => format!("replay the repro file written next to it: sim replay {repro}"),
+                None => "replay the repro file written next to it (sim replay FILE.repro.json), or draw its JSON trace with sim render FILE.trace.json".to_string(),
+            };
+            CliError::TraceTextNotInput { path: name, fix }
+        }
+        InputFile::Trace(_) | InputFile::Repro(_) | InputFile::Raw(_) => {
+            CliError::TraceNotInput(name)
+        }
+    }
+}
+
+/// What is wrong with a `--seeds` value that is not a range `START..END` with `START < END`.
+fn bad_seeds(text: &str) -> String {
+    let bounds = text
+        .split_once("..")
+        .and_then(|(a, b)| Some((a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?)));
+    match bounds {
+        Some((a, b)) if a == b => format!(
+            "--seeds {text} is empty: END is excluded, so it holds no seed; for seed {a} alone write --seeds {a}..{}",
+            a.saturating_add(1)
+        ),
+        Some((a, b)) if a > b => format!(
+            "--seeds {text} is reversed: START must be below END; write --seeds {b}..{a}"
+        ),
+        _ => format!("--seeds {text:?} is not a range; write it as START..END, e.g. --seeds 0..1000"),
+    }
 }

@@ -27,6 +27,10 @@ pub(super) struct RenderArgs {
     /// Print the story (implied by any story filter).
     #[arg(long)]
     story: bool,
+    /// Print one JSON object instead of key=value lines (the story as `story`, a list of
+    /// lines).
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     filter: StoryArgs,
 }
@@ -48,6 +52,22 @@ pub(super) fn execute(cli: &Cli, args: &RenderArgs, out: &mut dyn Write) -> Resu
     write_text(&svg_path, &render::svg(&events, &title))?;
     write_text(&shiviz_path, &render::shiviz(&events))?;
     let rows = events.iter().filter(|e| render::is_story_event(e)).count();
+    let with_story = args.story || !filter.keeps_all();
+    if args.json {
+        let story: Option<Vec<String>> = if with_story {
+            Some(filter.story(&events)?.lines().map(str::to_string).collect())
+        } else {
+            None
+        };
+        let json = serde_json::json!({
+            "svg": svg_path.display().to_string(), "rows": rows, "events": events.len(),
+            "shiviz": shiviz_path.display().to_string(), "regex": render::SHIVIZ_REGEX,
+            "story": story, "story_lines": with_story.then_some(shown),
+            "of": with_story.then(|| render::story_lines(&events)),
+        });
+        writeln!(out, "{json}")?;
+        return Ok(0);
+    }
     writeln!(
         out,
         "svg={} rows={rows} events={}",
@@ -60,7 +80,7 @@ pub(super) fn execute(cli: &Cli, args: &RenderArgs, out: &mut dyn Write) -> Resu
         shiviz_path.display(),
         render::SHIVIZ_REGEX
     )?;
-    if args.story || !filter.keeps_all() {
+    if with_story {
         print_story(&events, &filter, out)?;
         let total = render::story_lines(&events);
         writeln!(out, "story_lines={shown} of={total}")?;
@@ -70,18 +90,35 @@ pub(super) fn execute(cli: &Cli, args: &RenderArgs, out: &mut dyn Write) -> Resu
 
 /// The events to draw and the diagram's title: a trace file's, or a repro file's run.
 fn events_of(cli: &Cli, path: &Path) -> Result<(Vec<Event>, String), CliError> {
-    match files::read_input(path)? {
-        InputFile::Repro(repro) => replayed(cli, path, &repro),
-        InputFile::Trace(trace) => Ok((trace.events, file_name(path))),
-        InputFile::Raw(data) => {
-            let text = String::from_utf8_lossy(&data);
-            let events = TraceFile::events_from_json(&text).map_err(|source| CliError::Repro {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            Ok((events, file_name(path)))
+    let data = files::read_capped(path)?;
+    let recognised = InputFile::recognise(data.clone()).map_err(|source| CliError::Repro {
+        path: path.to_path_buf(),
+        source,
+    });
+    let events = match recognised? {
+        InputFile::Repro(repro) => return replayed(cli, path, &repro),
+        InputFile::Trace(trace) => trace.events,
+        InputFile::TraceText => {
+            let name = path.display().to_string();
+            let json = name.strip_suffix(".trace.txt").unwrap_or("FILE");
+            return Err(CliError::TraceTextNotInput {
+                fix: format!(
+                    "render draws the JSON trace written next to it: sim render {json}.trace.json"
+                ),
+                path: name,
+            });
         }
-    }
+        // A bare JSON array of events, or an error that says what is wrong with the file.
+        InputFile::Json(_) | InputFile::Raw(_) => {
+            TraceFile::events_from_json(&String::from_utf8_lossy(&data)).map_err(|source| {
+                CliError::Repro {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?
+        }
+    };
+    Ok((events, file_name(path)))
 }
 
 fn replayed(cli: &Cli, path: &Path, repro: &Repro) -> Result<(Vec<Event>, String), CliError> {

@@ -9,7 +9,7 @@ use clap::Args;
 use super::files::{self, write_json};
 use super::{Cli, CliError, StoryArgs, VariantArgs};
 use crate::choice::Input;
-use crate::repro::{InputFile, Repro, TraceFile};
+use crate::repro::{InputFile, Repro, RunIdentity, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::sim::Report;
 use crate::trace::render_lines;
@@ -24,8 +24,9 @@ pub(super) struct ReplayArgs {
     /// Write the machine-readable (JSON) trace to PATH.
     #[arg(long, value_name = "PATH")]
     trace_json: Option<PathBuf>,
-    /// Not supported: replay prints a trace (use --trace-json PATH).
-    #[arg(long, hide = true)]
+    /// Print one JSON object instead of the trace and key=value lines: the outcome, the
+    /// strict check and the (filtered) trace's events.
+    #[arg(long)]
     json: bool,
     #[command(flatten)]
     variant: VariantArgs,
@@ -40,9 +41,6 @@ struct Pinned {
 }
 
 pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    if args.json {
-        return Err(CliError::JsonUnsupported("replay"));
-    }
     let (run, pinned) = run_spec(cli, args)?;
     files::check_outputs(&[&args.trace_json])?;
     let file = args.file.display();
@@ -50,12 +48,18 @@ pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Resu
         Some(_) => format!("{} replay {file}", cli.replay_prefix),
         None => format!("{} replay {} {file}", cli.replay_prefix, run.variant.args()),
     };
-    writeln!(out, "replay={replay}")?;
-    out.flush()?;
+    if !args.json {
+        // First, so it survives a crash or a kill of this process.
+        writeln!(out, "replay={replay}")?;
+        out.flush()?;
+    }
     let report = run.run_traced();
     let outcome = &report.outcome;
     let events = report.history.events();
     let filter = args.filter.filter();
+    if args.json {
+        return print_json(cli, args, (&run, &replay, &pinned, &report), out);
+    }
     if filter.keeps_all() {
         write!(out, "{}", render_lines(events))?;
     } else {
@@ -73,7 +77,7 @@ pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Resu
         )?;
         writeln!(out, "trace_json={}", path.display())?;
     }
-    writeln!(out, "{}", run.identity(cli.build))?;
+    writeln!(out, "{}", RunIdentity::of(&run, cli.build))?;
     let strict = check_strict(&pinned, &report, out)?;
     writeln!(out, "input={}", run.input_identity())?;
     writeln!(out, "{}", outcome.summary_line())?;
@@ -102,8 +106,39 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
                 Pinned { repro: None },
             ))
         }
-        InputFile::Trace(_) => Err(CliError::TraceNotInput(path.display().to_string())),
+        other => Err(super::not_an_input(path, other)),
     }
+}
+
+/// `--json`: one object with what the text lines say; exit code as without it.
+fn print_json(
+    cli: &Cli,
+    args: &ReplayArgs,
+    (run, replay, pinned, report): (&RunSpec, &str, &Pinned, &Report),
+    out: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let outcome = &report.outcome;
+    let events = report.history.events();
+    let kept: Vec<_> = args.filter.filter().trace_events(events)?;
+    if let Some(path) = &args.trace_json {
+        write_json(path, &TraceFile::of_run(run, outcome, events))?;
+    }
+    let checked = pinned
+        .repro
+        .as_ref()
+        .map(|repro| repro.check_replay(outcome));
+    let strict = checked.as_ref().is_none_or(|c| c.is_ok());
+    let json = serde_json::json!({
+        "replay": replay, "outcome": outcome,
+        "history_hash_hex": format!("{:016x}", outcome.history_hash),
+        "pinned_history_hash": pinned.repro.as_ref().and_then(|r| r.history_hash.clone()),
+        "strict": strict, "strict_message": checked.and_then(|c| c.err()),
+        "input": run.input_identity(), "identity": RunIdentity::of(run, cli.build).to_string(),
+        "trace_json": args.trace_json.as_ref().map(|p| p.display().to_string()),
+        "trace_lines": kept.len(), "of": events.len(), "trace": kept,
+    });
+    writeln!(out, "{json}")?;
+    Ok(i32::from(outcome.class.is_failure() || !strict))
 }
 
 /// Prints the strict check against the pinned hash, if any; false if it diverged.

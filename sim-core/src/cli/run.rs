@@ -10,7 +10,7 @@ use super::files::{self, print_files, write_json};
 use super::{Cli, CliError, OutputArgs, VariantArgs};
 use crate::choice::Input;
 use crate::report::Outcome;
-use crate::repro::{FailureFiles, InputFile, TraceFile};
+use crate::repro::{FailureFiles, InputFile, Repro, RunIdentity, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::sim::Report;
 use crate::trace::{render_lines, Event};
@@ -72,7 +72,7 @@ pub(super) fn execute(cli: &Cli, args: &RunArgs, out: &mut dyn Write) -> Result<
         write_json(path, &TraceFile::of_run(&run, outcome, events))?;
     }
     let files = if outcome.class.is_failure() {
-        let repro = run.repro(bytes.clone(), &run.input_identity()).pin(outcome);
+        let repro = Repro::of_run(&run, bytes.clone(), &run.input_identity()).pin(outcome);
         let trace = TraceFile::of_run(&run, outcome, events);
         let dir = &args.output.failures_dir;
         Some(files::write_failure(dir, &run.stem(), &repro, &trace)?)
@@ -114,7 +114,7 @@ fn run_spec(cli: &Cli, args: &RunArgs) -> Result<RunSpec, CliError> {
             let input = files::repro_input(path, &repro)?;
             Ok(RunSpec::new(variant, input))
         }
-        InputFile::Trace(_) => Err(CliError::TraceNotInput(path.display().to_string())),
+        other => Err(super::not_an_input(path, other)),
     }
 }
 
@@ -128,7 +128,7 @@ fn print_text(cli: &Cli, args: &RunArgs, done: &Done, out: &mut dyn Write) -> Re
         }
     }
     if let Some(files) = &done.files {
-        writeln!(out, "{}", done.run.identity(cli.build))?;
+        writeln!(out, "{}", RunIdentity::of(done.run, cli.build))?;
         print_files(out, files)?;
     }
     if let Some(path) = &args.trace_json {
@@ -164,7 +164,7 @@ fn print_json(cli: &Cli, args: &RunArgs, done: &Done, out: &mut dyn Write) -> Re
         outcome,
         history_hash_hex: format!("{:016x}", outcome.history_hash),
         input: done.run.input_identity(),
-        identity: done.run.identity(cli.build).to_string(),
+        identity: RunIdentity::of(done.run, cli.build).to_string(),
         trace_file: done
             .files
             .as_ref()

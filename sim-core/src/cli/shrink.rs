@@ -11,7 +11,7 @@ use super::files::{self, print_files, write_json, write_text};
 use super::{bug_label, print_story, Cli, CliError, OutputArgs, StoryArgs, VariantArgs};
 use crate::choice::Input;
 use crate::render::{self, StoryFilter};
-use crate::repro::{FailureFiles, InputFile, TraceFile};
+use crate::repro::{FailureFiles, InputFile, Repro, RunIdentity, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::shrink::{Shrinker, Shrunk};
 use crate::trace::render_lines;
@@ -48,9 +48,42 @@ pub(super) struct ShrinkArgs {
 }
 
 pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    if args.output.json {
-        return Err(CliError::JsonUnsupported("shrink"));
+    if !args.output.json {
+        return shrink(cli, args, out).map(|_| 1);
     }
+    // stdout stays one JSON object; the trace, the story and the lines go to stderr.
+    let done = shrink(cli, args, &mut std::io::stderr())?;
+    let (shrunk, outcome) = (&done.shrunk, &done.shrunk.outcome);
+    let json = serde_json::json!({
+        "replay": done.replay, "class": outcome.class.name(), "invariant": outcome.invariant,
+        "message": outcome.message,
+        "bytes_before": shrunk.bytes_before.len(), "bytes_after": shrunk.bytes.len(),
+        "events_before": shrunk.outcome_before.steps, "events_after": outcome.steps,
+        "ops_before": shrunk.ops_before, "ops_after": shrunk.ops_after,
+        "story_lines": render::story_lines(&shrunk.trace), "verified": shrunk.verified,
+        "improved": shrunk.improved, "shrink_runs": shrunk.runs, "shrink_ms": done.wall_ms,
+        "history_hash": format!("{:016x}", outcome.history_hash),
+        "shrunk_input": done.bin.display().to_string(),
+        "trace_file": done.files.trace_txt.display().to_string(),
+        "trace_json_file": done.files.trace_json.display().to_string(),
+        "repro_file": done.files.repro.display().to_string(),
+        "replay_shrunk": format!("{} replay {}", cli.replay_prefix, done.files.repro.display()),
+    });
+    writeln!(out, "{json}")?;
+    Ok(1)
+}
+
+/// A finished shrink and where its results went.
+struct Done {
+    replay: String,
+    shrunk: Shrunk,
+    files: FailureFiles,
+    bin: PathBuf,
+    wall_ms: u128,
+}
+
+/// Shrinks, writing the text lines to `out`.
+fn shrink(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Result<Done, CliError> {
     let (original, replay) = original(cli, args)?;
     let filter = args.story.filter();
     if !filter.keeps_all() {
@@ -77,7 +110,7 @@ pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Resu
     print_trace(&shrunk, &filter, out)?;
     let small = RunSpec::new(original.variant.clone(), Input::Bytes(shrunk.bytes.clone()));
     let (files, bin) = write_outputs(args, &original, &small, &shrunk, out)?;
-    writeln!(out, "{}", small.identity(cli.build))?;
+    writeln!(out, "{}", RunIdentity::of(&small, cli.build))?;
     print_files(out, &files)?;
     writeln!(
         out,
@@ -97,7 +130,13 @@ pub(super) fn execute(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Resu
         shrunk.runs, shrunk.improved
     )?;
     print_summary(&shrunk, out)?;
-    Ok(1)
+    Ok(Done {
+        replay,
+        shrunk,
+        files,
+        bin,
+        wall_ms,
+    })
 }
 
 /// The run to shrink and the command that replays it: a seed, raw bytes, or a repro file
@@ -137,7 +176,7 @@ fn original(cli: &Cli, args: &ShrinkArgs) -> Result<(RunSpec, String), CliError>
                 format!("{prefix} replay {file}"),
             ))
         }
-        InputFile::Trace(_) => Err(CliError::TraceNotInput(file)),
+        other => Err(super::not_an_input(path, other)),
     }
 }
 
@@ -165,7 +204,7 @@ fn write_outputs(
     let outcome = &shrunk.outcome;
     let origin = format!("shrunk from {}", original.input_identity());
     let stem = format!("{}.shrunk", original.stem());
-    let repro = small.repro(shrunk.bytes.clone(), &origin).pin(outcome);
+    let repro = Repro::of_run(small, shrunk.bytes.clone(), &origin).pin(outcome);
     let trace = TraceFile::of_run(small, outcome, &shrunk.trace);
     let dir = &args.output.failures_dir;
     let files = files::write_failure(dir, &stem, &repro, &trace)?;

@@ -58,35 +58,33 @@ pub mod storage;
 use invariants::{Observer, RAFT_INVARIANTS};
 
 /// The registration of this system.
-pub const SPEC: SystemSpec = SystemSpec {
-    name: "raft-kv",
-    about: "Raft key-value store, 3 or 5 replicas, crashes with disk loss, every network fault; invariants: Raft safety, linearizable",
-    bugs: &[
-        BugSpec {
-            name: "ack-before-fsync",
-            about: "the leader counts its own append toward a majority before it is synced",
-        },
-        BugSpec {
-            name: "vote-not-persisted",
-            about: "a vote is answered before it is durable: a restarted voter votes twice in a term",
-        },
-        BugSpec {
-            name: "old-term-commit",
-            about: "a leader commits an earlier term's entry by counting replicas (Figure 8)",
-        },
-        BugSpec {
-            name: "stale-read",
-            about: "a leader serves reads without confirming it still leads",
-        },
-        BugSpec {
-            name: "commit-past-request",
-            about: "a follower commits past the last entry the AppendEntries vouched for",
-        },
-    ],
-    flags: &[],
-    thread_per_run: false,
+pub const SPEC: SystemSpec = SystemSpec::new(
+    "raft-kv",
+    "Raft key-value store, 3 or 5 replicas, crashes with disk loss, every network fault; invariants: Raft safety, linearizable",
     build,
-};
+)
+.with_bugs(&[
+    BugSpec {
+        name: "ack-before-fsync",
+        about: "the leader counts its own append toward a majority before it is synced",
+    },
+    BugSpec {
+        name: "vote-not-persisted",
+        about: "a vote is answered before it is durable: a restarted voter votes twice in a term",
+    },
+    BugSpec {
+        name: "old-term-commit",
+        about: "a leader commits an earlier term's entry by counting replicas (Figure 8)",
+    },
+    BugSpec {
+        name: "stale-read",
+        about: "a leader serves reads without confirming it still leads",
+    },
+    BugSpec {
+        name: "commit-past-request",
+        about: "a follower commits past the last entry the AppendEntries vouched for",
+    },
+]);
 
 /// The faults of a run unless `--faults` says otherwise: every network, clock and lifecycle
 /// fault, a profile drawn per run.
