@@ -79,7 +79,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use crate::choice::lanes::{
-    Future, Lane, LaneBuffers, EVENT_ENTRY_BYTES, LONGEST_WORKLOAD_BIT, MAX_EVENT_ORDINAL,
+    Future, Lane, LaneBuffers, EVENT_ENTRY_BYTES, FAULT_PROFILES, LONGEST_WORKLOAD_BIT,
+    MAX_EVENT_ORDINAL,
 };
 use crate::choice::{observed_event_counts, DrawTrace, Seeded, Source};
 use crate::trace::stable_hash_bytes;
@@ -313,24 +314,6 @@ const ARCHIVE_PICKS: usize = 8;
 /// The most input bytes [`Archive`] holds.
 const ARCHIVE_BYTES_MAX: usize = 64 << 20;
 
-/// The fault profiles a future can have: four intensities without a focus, and each fault
-/// group focused at 8 and 64 times its odds (the seed's top five bits,
-/// [`Future::fault_intensity`] and [`Future::fault_focus`]).
-const PROFILE_BITS: [u32; 12] = [
-    0,
-    1 << 30,
-    2 << 30,
-    3 << 30,
-    4 << 27,
-    5 << 27,
-    6 << 27,
-    7 << 27,
-    4 << 27 | 3 << 30,
-    5 << 27 | 3 << 30,
-    6 << 27 | 3 << 30,
-    7 << 27 | 3 << 30,
-];
-
 /// The workload bits of every fresh run's and future's seed: the
 /// [longest workload](Future::longest_workload). Limits live at the end of long workloads, and runs of the longest workload
 /// fail at least as often on every deep bug measured: on raft-kv, 200,000 whole runs at
@@ -357,9 +340,9 @@ const PROFILE_FREE_SEED_BITS: u32 = LONGEST_WORKLOAD_BIT.trailing_zeros();
 #[derive(Default)]
 struct ProfileChoice {
     /// Per profile: new label features per fresh run, a moving average, times 1,024.
-    novelty_x1024: [u64; PROFILE_BITS.len()],
+    novelty_x1024: [u64; FAULT_PROFILES.len()],
     /// Per profile: how many fresh runs were observed.
-    observed_runs: [u64; PROFILE_BITS.len()],
+    observed_runs: [u64; FAULT_PROFILES.len()],
     /// Fresh runs not yet observed, by a hash of their bytes: their profile.
     pending: BTreeMap<u64, usize>,
 }
@@ -375,12 +358,12 @@ impl ProfileChoice {
     fn seed(&self, rng: &mut Seeded) -> (usize, u32) {
         let low = rng.draw("mutate.future.seed", 1 << PROFILE_FREE_SEED_BITS) as u32;
         let arm = self.pick(rng);
-        (arm, low | PROFILE_BITS[arm] | FUTURE_WORKLOAD_BITS)
+        (arm, low | FAULT_PROFILES[arm] | FUTURE_WORKLOAD_BITS)
     }
 
     fn pick(&self, rng: &mut Seeded) -> usize {
         if rng.draw("mutate.profile.explore", 4) == 0 {
-            return rng.draw("mutate.profile.any", PROFILE_BITS.len() as u64) as usize;
+            return rng.draw("mutate.profile.any", FAULT_PROFILES.len() as u64) as usize;
         }
         // A profile no fresh run has tried yet goes first.
         if let Some(untried) = self.observed_runs.iter().position(|&runs| runs == 0) {
@@ -1151,12 +1134,12 @@ mod tests {
     fn the_profile_that_finds_new_states_is_picked_most() {
         let mut profiles = ProfileChoice::default();
         let mut rng = Seeded::new(3);
-        let mut picks = [0u32; PROFILE_BITS.len()];
+        let mut picks = [0u32; FAULT_PROFILES.len()];
         for _ in 0..4_000 {
             let (arm, seed) = profiles.seed(&mut rng);
             assert_eq!(
                 seed & !((1 << PROFILE_FREE_SEED_BITS) - 1) & !LONGEST_WORKLOAD_BIT,
-                PROFILE_BITS[arm]
+                FAULT_PROFILES[arm]
             );
             // Every future runs the longest workload, whatever its profile.
             assert_ne!(seed & LONGEST_WORKLOAD_BIT, 0);

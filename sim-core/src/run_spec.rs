@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::choice::Input;
-use crate::faults::FaultSelection;
+use crate::faults::{FaultSelection, Intensity};
 use crate::hash::stable_hash_bytes;
 use crate::rt::Strategy;
 use crate::sim::Report;
@@ -84,6 +84,18 @@ pub struct RunFlags {
     #[arg(long, value_parser = FaultsFlag::parse)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultsFlag>,
+    /// How often faults fire in a seed's run: 1 (the default: at the odds the system sets)
+    /// or swarm (a fault profile drawn per seed, as the fuzzer's fresh runs draw it: every
+    /// fault at 1, 2, 4 or 8 times its odds, or one group, network, lifecycle, disk or clock,
+    /// at 8 or 64 times; with every operation count at its largest). It scales the faults
+    /// --faults turns on; a byte input (--input) is run as it is.
+    #[arg(long, default_value = "1", value_parser = parse_intensity)]
+    #[serde(
+        default,
+        skip_serializing_if = "is_configured",
+        with = "intensity_text"
+    )]
+    pub intensity: Intensity,
     /// Quiet periods in the workload: on (the default; drawn from the input) or off, to
     /// measure what leaving the system alone finds (systems that read it: `sim list --json`).
     #[arg(long, default_value = "on", value_parser = parse_on_off)]
@@ -148,6 +160,7 @@ impl RunFlags {
         ("pinned", &["true"]),
         ("quiet", &["off"]),
         ("strategy", &["uniform", "pct", "fifo"]),
+        ("intensity", &["1", "swarm"]),
         (
             "faults",
             &["off", "swarm", "all", "swarm:partition,skew,pause"],
@@ -161,11 +174,13 @@ impl RunFlags {
             pinned,
             strategy,
             faults,
+            intensity,
             quiet,
         } = self;
         opts.pinned = *pinned;
         opts.quiet = *quiet == OnOff::On;
         opts.config.strategy = *strategy;
+        opts.config.intensity = *intensity;
         opts.faults = None;
         if let Some(faults) = faults {
             opts.apply_faults(faults.selection());
@@ -270,6 +285,31 @@ mod strategy_text {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
         let text = String::deserialize(d)?;
         super::parse_strategy(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+fn parse_intensity(text: &str) -> Result<Intensity, String> {
+    text.parse()
+        .map_err(|e: crate::faults::UnknownIntensity| e.to_string())
+}
+
+fn is_configured(intensity: &Intensity) -> bool {
+    *intensity == Intensity::Configured
+}
+
+/// Serde for an [`Intensity`] as its command-line name, refusing unknown names.
+mod intensity_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::faults::Intensity;
+
+    pub fn serialize<S: Serializer>(intensity: &Intensity, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(intensity.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Intensity, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_intensity(&text).map_err(serde::de::Error::custom)
     }
 }
 

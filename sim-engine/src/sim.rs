@@ -53,6 +53,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
+use crate::faults::Intensity;
 use crate::nemesis::{self, LifecycleFaults, Nemesis};
 use crate::net::{self, NetConfig, Network};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
@@ -89,6 +90,10 @@ pub struct Config {
     /// Every node's disk: latencies, faults (off by default) and the fault atlas
     /// ([`crate::disk::DiskConfig::default`]).
     pub disk: crate::disk::DiskConfig,
+    /// How often a seed's run fires its faults: at the odds the scenario sets (the default),
+    /// or at a profile drawn per seed ([`Intensity::Swarm`]). Byte inputs say every decision
+    /// themselves and are run as they are.
+    pub intensity: Intensity,
 }
 
 impl Default for Config {
@@ -102,6 +107,7 @@ impl Default for Config {
             clock_faults: ClockFaults::Off,
             lifecycle: LifecycleFaults::Off,
             disk: crate::disk::DiskConfig::default(),
+            intensity: Intensity::Configured,
         }
     }
 }
@@ -240,7 +246,8 @@ impl Sim {
 
     /// Runs on an input.
     pub fn run_input(self, input: &Input) -> Report {
-        self.run_on(RunSource::from_input(input))
+        let intensity = self.config.intensity;
+        self.run_on(RunSource::from_input(input, intensity))
     }
 
     /// Runs on `input` and also returns the bytes that replay this run under
@@ -253,7 +260,7 @@ impl Sim {
     /// Runs on `input` and also returns every draw it made (label, bound, value), in order:
     /// the choice sequence a shrinker works on.
     pub fn run_logged(self, input: &Input) -> (Report, Vec<Draw>) {
-        let recorder = Recorder::new(input.source());
+        let recorder = Recorder::new(input.source_at(self.config.intensity));
         let log = recorder.log();
         let report = self.run(Box::new(recorder));
         let draws = log.take().draws;
@@ -851,6 +858,9 @@ pub fn note(text: &str) {
 /// Runs `body` once per seed in `seeds`, or only for the seed in the `DST_SEED` environment
 /// variable when it is set (how `DST_SEED=N cargo test name` replays one seed of a sweep).
 /// Returns the seeds that ran.
+///
+/// A swarm sweep (a fault profile drawn per seed, [`Intensity::Swarm`]) is the same loop
+/// over runs whose [`Config::intensity`] says so; the seed alone still replays each run.
 pub fn for_each_seed(seeds: std::ops::Range<u64>, mut body: impl FnMut(u64)) -> Vec<u64> {
     let only = std::env::var("DST_SEED").ok().map(|v| {
         v.trim().parse::<u64>().unwrap_or_else(|_| {

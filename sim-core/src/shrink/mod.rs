@@ -246,6 +246,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::choice::lanes::Lane;
 use crate::choice::{encode, Draw, DrawValue, Input, Recorder};
+use crate::faults::Intensity;
 use crate::report::Outcome;
 use crate::sim::Sim;
 use crate::trace::{Event, Recording};
@@ -463,19 +464,19 @@ impl<'a> Shrinker<'a> {
     }
 
     fn execute(&self, input: &Input, budget_steps: Option<u64>) -> Run {
-        self.execute_on(|| input.source(), budget_steps)
+        self.execute_on(|intensity| input.source_at(intensity), budget_steps)
     }
 
     /// Runs on the source `source` makes, logging every draw.
     fn execute_on(
         &self,
-        source: impl Fn() -> Box<dyn crate::choice::Source> + Send + Sync,
+        source: impl Fn(Intensity) -> Box<dyn crate::choice::Source> + Send + Sync,
         budget_steps: Option<u64>,
     ) -> Run {
         self.on_its_thread(|build| {
-            let logger = Recorder::new(source());
-            let log = logger.log();
             let mut sim = build();
+            let logger = Recorder::new(source(sim.config().intensity));
+            let log = logger.log();
             if let Some(budget) = budget_steps {
                 let config = sim.config_mut();
                 config.budget_steps = config.budget_steps.min(budget);

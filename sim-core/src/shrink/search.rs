@@ -57,7 +57,7 @@ impl Search<'_, '_> {
                 self.runs += 1;
             }
             let run = self.shrinker.execute_on(
-                || Box::new(Keyed::new(intended, stamps, keying)),
+                |_| Box::new(Keyed::new(intended, stamps, keying)),
                 Some(self.budget_steps),
             );
             if self.keep(run) {

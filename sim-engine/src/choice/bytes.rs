@@ -102,6 +102,17 @@ impl Bytes {
         }
     }
 
+    /// A run drawn wholly from `stream`, as from a future with a cut of zero: at `profile`'s
+    /// [fault scale](Future::fault_scale) and [workload](Future::longest_workload) (its cut
+    /// and the seed bits that name no profile are not read). What `sim_core::mutate::fresh_run`
+    /// runs, with a stream a `u64` seed names ([`crate::faults::Intensity::Swarm`]).
+    pub(crate) fn profiled(stream: Seeded, profile: Future) -> Self {
+        let mut bytes = Bytes::new(Vec::new());
+        bytes.stream = Some(stream);
+        bytes.in_force = Some(profile);
+        bytes
+    }
+
     /// Counts one draw and returns the stream of the future in force for it, if any: the
     /// future with the largest cut not past this draw's index.
     #[inline]

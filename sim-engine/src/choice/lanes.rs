@@ -90,6 +90,26 @@ pub const FUTURE_ENTRY_BYTES: usize = 8;
 /// [longest workload](Future::longest_workload).
 pub const LONGEST_WORKLOAD_BIT: u32 = 1 << 26;
 
+/// The twelve fault profiles a [`Future`] can have, as the seed bits that name them (bits
+/// 27–31: [`Future::fault_intensity`] and [`Future::fault_focus`]): every fault group at 1, 2,
+/// 4 or 8 times its odds, and each of the four groups focused at 8 and at 64 times its odds.
+/// The mutator's fresh runs and futures pick among them (`sim_core::mutate`), and so does a
+/// swarm sweep ([`crate::faults::Intensity::Swarm`]).
+pub const FAULT_PROFILES: [u32; 12] = [
+    0,
+    1 << 30,
+    2 << 30,
+    3 << 30,
+    4 << 27,
+    5 << 27,
+    6 << 27,
+    7 << 27,
+    4 << 27 | 3 << 30,
+    5 << 27 | 3 << 30,
+    6 << 27 | 3 << 30,
+    7 << 27 | 3 << 30,
+];
+
 /// One entry of the [`Lane::Futures`] lane: from the `cut`-th draw of the run on, every draw
 /// comes from [`Seeded`](super::Seeded) with this entry's seed (until a later entry's cut).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -74,6 +74,8 @@ use std::rc::Rc;
 use arbitrary::{Arbitrary, Unstructured};
 use serde::{Deserialize, Serialize};
 
+use crate::faults::Intensity;
+
 /// The denominator of every rate a part draws against (`chance(label, n, PER_MILLE)`): a
 /// rate of `n` fires `n` times in a thousand. Every part's fault rates, the nemesis' and the
 /// workload's odds are written over it, so it lives with the draws themselves.
@@ -530,12 +532,26 @@ pub enum Input {
 impl Input {
     /// A fresh source positioned at the start of this input.
     pub fn source(&self) -> Box<dyn Source> {
-        match self {
-            Input::Seed(seed) => Box::new(Seeded::new(*seed)),
-            Input::Bytes(data) => Box::new(Bytes::new(data.clone())),
-            Input::FlatBytes(data) => Box::new(FlatBytes::new(data.clone())),
+        self.source_at(Intensity::Configured)
+    }
+
+    /// A fresh source positioned at the start of this input, a seed's drawn at `intensity`
+    /// (bytes say every decision themselves: `intensity` does not change them).
+    pub fn source_at(&self, intensity: Intensity) -> Box<dyn Source> {
+        match (self, intensity) {
+            (Input::Seed(seed), Intensity::Configured) => Box::new(Seeded::new(*seed)),
+            (Input::Seed(seed), Intensity::Swarm) => Box::new(swarm_source(*seed)),
+            (Input::Bytes(data), _) => Box::new(Bytes::new(data.clone())),
+            (Input::FlatBytes(data), _) => Box::new(FlatBytes::new(data.clone())),
         }
     }
+}
+
+/// The source of a seed's run at [`Intensity::Swarm`]: its profile and stream
+/// ([`Intensity::swarm_profile`]) read as a fresh future from the first draw on.
+fn swarm_source(seed: u64) -> Bytes {
+    let (profile, stream) = Intensity::swarm_profile(seed);
+    Bytes::profiled(stream, profile)
 }
 
 /// The source a run draws from: the two built-in sources by value, anything else boxed.
@@ -549,9 +565,12 @@ pub(crate) enum RunSource {
 }
 
 impl RunSource {
-    pub fn from_input(input: &Input) -> Self {
+    pub fn from_input(input: &Input, intensity: Intensity) -> Self {
         match input {
-            Input::Seed(seed) => RunSource::Seeded(Seeded::new(*seed)),
+            Input::Seed(seed) => match intensity {
+                Intensity::Configured => RunSource::Seeded(Seeded::new(*seed)),
+                Intensity::Swarm => RunSource::Bytes(Box::new(swarm_source(*seed))),
+            },
             Input::Bytes(data) => RunSource::Bytes(Box::new(Bytes::new(data.clone()))),
             Input::FlatBytes(data) => RunSource::Other(Box::new(FlatBytes::new(data.clone()))),
         }
