@@ -52,8 +52,8 @@ use std::sync::Once;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::choice::intensity::Intensity;
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
-use crate::faults::Intensity;
 use crate::nemesis::{self, LifecycleFaults, Nemesis};
 use crate::net::{self, NetConfig, Network};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};

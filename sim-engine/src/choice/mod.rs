@@ -62,6 +62,7 @@
 
 mod bytes;
 mod flat;
+pub mod intensity;
 pub mod lanes;
 
 pub use bytes::{draw_clock, observed_event_counts, take_draw_trace, Bytes, DrawTrace};
@@ -74,7 +75,7 @@ use std::rc::Rc;
 use arbitrary::{Arbitrary, Unstructured};
 use serde::{Deserialize, Serialize};
 
-use crate::faults::Intensity;
+use intensity::Intensity;
 
 /// The denominator of every rate a part draws against (`chance(label, n, PER_MILLE)`): a
 /// rate of `n` fires `n` times in a thousand. Every part's fault rates, the nemesis' and the
