@@ -270,11 +270,17 @@ thread_local! {
 /// How many inputs' runs [`Observed`] keeps at most; past it the oldest are forgotten.
 const OBSERVED_INPUTS_MAX: usize = 1 << 16;
 
-/// How many first hits and event draws, over every run it keeps, [`Observed`] holds at most
-/// (8 bytes each: 256 MiB); past it the oldest runs are forgotten. A count of runs alone does
+/// How many bytes the runs [`Observed`] keeps may take, counted as allocated
+/// ([`ObservedRun::bytes`]); past it the oldest runs are forgotten. A count of runs alone does
 /// not bound memory: a raft-kv run with a long workload draws thousands of events, and a
-/// 300-second hunt kept 2 GiB of them and was stopped by libFuzzer's memory limit.
-const OBSERVED_ENTRIES_MAX: usize = 1 << 25;
+/// 300-second hunt kept 2 GiB of them and was stopped by libFuzzer's memory limit. Counting
+/// entries did not bound it either: the vectors kept the spare capacity they grew with (up to
+/// twice their length), so 2²⁵ entries of 8 bytes held up to 512 MiB.
+const OBSERVED_BYTES_MAX: usize = 256 << 20;
+
+/// What a kept run costs beside its two vectors: the run itself, its map entry and its place
+/// in the eviction order (an estimate on the high side).
+const OBSERVED_RUN_OVERHEAD_BYTES: usize = 128;
 
 #[derive(Default)]
 struct Observed {
@@ -282,8 +288,8 @@ struct Observed {
     runs: BTreeMap<u64, ObservedRun>,
     /// The hashes of `runs`, oldest first (each once).
     order: VecDeque<u64>,
-    /// First hits and event draws over every run in `runs`.
-    entries: usize,
+    /// [`ObservedRun::bytes`] over every run in `runs`.
+    bytes: usize,
     /// Per label feature: how many runs reached it (how common the state is).
     runs_reaching: BTreeMap<u32, u64>,
     /// The most draws any run made (where to cut an input whose run was forgotten).
@@ -456,27 +462,33 @@ pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
             hash,
             ObservedRun { first_hits, trace },
             OBSERVED_INPUTS_MAX,
-            OBSERVED_ENTRIES_MAX,
+            OBSERVED_BYTES_MAX,
         );
     });
 }
 
 impl ObservedRun {
-    fn entries(&self) -> usize {
-        self.first_hits.len() + self.trace.event_clocks.len()
+    /// The memory this run takes while kept: its vectors as allocated, and the overhead.
+    fn bytes(&self) -> usize {
+        self.first_hits.capacity() * std::mem::size_of::<(u32, u32)>()
+            + self.trace.event_clocks.capacity() * std::mem::size_of::<(u16, u32)>()
+            + OBSERVED_RUN_OVERHEAD_BYTES
     }
 }
 
 impl Observed {
     /// Keeps what the run of the input with this hash did, forgetting the oldest runs while
-    /// more than `max_runs` runs or `max_entries` entries are kept.
-    fn remember(&mut self, hash: u64, run: ObservedRun, max_runs: usize, max_entries: usize) {
-        self.entries += run.entries();
+    /// more than `max_runs` runs or `max_bytes` bytes ([`ObservedRun::bytes`]) are kept. The
+    /// run's vectors are first shrunk to their length, so what is counted is what is held.
+    fn remember(&mut self, hash: u64, mut run: ObservedRun, max_runs: usize, max_bytes: usize) {
+        run.first_hits.shrink_to_fit();
+        run.trace.event_clocks.shrink_to_fit();
+        self.bytes += run.bytes();
         match self.runs.insert(hash, run) {
-            Some(old) => self.entries -= old.entries(),
+            Some(old) => self.bytes -= old.bytes(),
             None => self.order.push_back(hash),
         }
-        while self.runs.len() > max_runs || self.entries > max_entries {
+        while self.runs.len() > max_runs || self.bytes > max_bytes {
             let oldest = self
                 .order
                 .pop_front()
@@ -485,7 +497,7 @@ impl Observed {
                 .runs
                 .remove(&oldest)
                 .expect("the order names kept runs");
-            self.entries -= run.entries();
+            self.bytes -= run.bytes();
         }
         debug_assert_eq!(self.order.len(), self.runs.len());
     }
@@ -1113,36 +1125,82 @@ mod tests {
         }
     }
 
-    /// The mutator's memory stays within its budget of entries, however long the runs, and
-    /// forgets the oldest runs first.
+    /// A run of `events` event draws and one first hit, its vectors with `spare` entries of
+    /// spare capacity each (as vectors that grew by pushing have).
+    fn observed_run(events: u32, spare: usize) -> ObservedRun {
+        let mut first_hits = Vec::with_capacity(1 + spare);
+        first_hits.push((1, 0));
+        let mut event_clocks = Vec::with_capacity(events as usize + spare);
+        event_clocks.extend((0..events).map(|clock| (7, clock)));
+        ObservedRun {
+            first_hits,
+            trace: DrawTrace {
+                draws: events,
+                event_clocks,
+            },
+        }
+    }
+
+    /// What the kept runs' vectors take in memory, counted from the vectors themselves.
+    fn held_bytes(observed: &Observed) -> usize {
+        observed
+            .runs
+            .values()
+            .map(|run| {
+                run.first_hits.capacity() * std::mem::size_of::<(u32, u32)>()
+                    + run.trace.event_clocks.capacity() * std::mem::size_of::<(u16, u32)>()
+            })
+            .sum()
+    }
+
+    /// The mutator's memory stays within its byte budget, however long the runs, and forgets
+    /// the oldest runs first.
     #[test]
     fn the_memory_of_runs_forgets_the_oldest_past_its_budget() {
         let mut observed = Observed::default();
-        let run = |events: u32| ObservedRun {
-            first_hits: vec![(1, 0)],
-            trace: DrawTrace {
-                draws: events,
-                event_clocks: (0..events).map(|clock| (7, clock)).collect(),
-            },
-        };
+        // A run of 99 event draws and one first hit: 100 entries of 8 bytes, plus overhead.
+        let one = 800 + OBSERVED_RUN_OVERHEAD_BYTES;
         for hash in 0..100 {
-            observed.remember(hash, run(99), 64, 1_000);
-            assert!(observed.entries <= 1_000);
+            observed.remember(hash, observed_run(99, 0), 64, 10 * one);
+            assert!(observed.bytes <= 10 * one);
         }
-        // Ten runs of 100 entries fit; the newest ten are the ones kept.
+        // Ten such runs fit; the newest ten are the ones kept.
         assert_eq!(
             observed.runs.keys().copied().collect::<Vec<_>>(),
             (90..100).collect::<Vec<_>>()
         );
         // Running a kept input again replaces its run without counting it twice.
-        observed.remember(95, run(9), 64, 1_000);
-        assert_eq!(observed.entries, 9 * 100 + 10);
+        observed.remember(95, observed_run(9, 0), 64, 10 * one);
+        assert_eq!(
+            observed.bytes,
+            9 * one + 80 + OBSERVED_RUN_OVERHEAD_BYTES
+        );
         // A count of runs bounds it too.
         for hash in 100..200 {
-            observed.remember(hash, run(0), 64, 1_000);
+            observed.remember(hash, observed_run(0, 0), 64, 10 * one);
         }
         assert_eq!(observed.runs.len(), 64);
         assert_eq!(observed.order.front(), Some(&136));
+    }
+
+    /// The budget bounds the memory held, not a count that leaves out what the vectors hold
+    /// beyond their length: runs whose draw traces grew by pushing (with spare capacity up to
+    /// their length) stay within it after any number of runs.
+    #[test]
+    fn the_memory_of_runs_counts_what_the_vectors_hold() {
+        let mut observed = Observed::default();
+        let budget = 64 * 1024;
+        for hash in 0..10_000u64 {
+            let events = 50 + (hash % 200) as u32;
+            observed.remember(hash, observed_run(events, events as usize), 1 << 16, budget);
+            let held = held_bytes(&observed);
+            assert!(held <= budget, "after {hash} runs: {held} bytes held, budget {budget}");
+        }
+        assert!(
+            observed.runs.len() > 20,
+            "{} runs kept: the budget is spent on draws, not on spare capacity",
+            observed.runs.len()
+        );
     }
 
     /// The profile whose fresh runs keep finding new label features is picked most of the
