@@ -42,7 +42,9 @@
 //! know what runs did: the fuzz harness tells this module after every run ([`observe_run`]:
 //! the input, the label features it reached with the draw clock of each first hit, and the
 //! clock of each fault decision), and the mutator looks the input up by a hash of its bytes.
-//! This memory is the mutator's alone; no run reads it.
+//! This memory is the mutator's alone; no run reads it. It is bounded however long a campaign
+//! runs: the latest runs in one ring of at most 256 MiB (the oldest forgotten first), the
+//! archive at 64 MiB of inputs, and the counts per label feature by the 65,536 label counters.
 //!
 //! Each edit changes the decisions it names and no others (that is what the lanes are for), so
 //! a mutation that turns a fault on keeps the rest of the run. An engine that mutates its own
@@ -271,20 +273,20 @@ thread_local! {
 /// How many inputs' runs [`Observed`] keeps at most; past it the oldest are forgotten.
 const OBSERVED_INPUTS_MAX: usize = 1 << 16;
 
-/// How many first hits and event draws, over every run it keeps, [`Observed`] holds at most
-/// (8 bytes each: 256 MiB); past it the oldest runs are forgotten. A count of runs alone does
-/// not bound memory: a raft-kv run with a long workload draws thousands of events, and a
-/// 300-second hunt kept 2 GiB of them and was stopped by libFuzzer's memory limit.
-const OBSERVED_ENTRIES_MAX: usize = 1 << 25;
+/// How many bytes the runs [`Observed`] keeps may take ([`KeptRuns`]); past it the oldest runs
+/// are forgotten. A count of runs alone does not bound memory: a raft-kv run with a long
+/// workload draws thousands of events, and a 300-second hunt kept 2 GiB of them and was
+/// stopped by libFuzzer's memory limit.
+const OBSERVED_BYTES_MAX: usize = 256 << 20;
+
+/// What a kept run costs beside its entries: its span in the eviction order and in the map
+/// (an estimate on the high side).
+const OBSERVED_RUN_OVERHEAD_BYTES: usize = 128;
 
 #[derive(Default)]
 struct Observed {
     /// By a hash of the input's bytes: what its run reached and drew.
-    runs: BTreeMap<u64, ObservedRun>,
-    /// The hashes of `runs`, oldest first (each once).
-    order: VecDeque<u64>,
-    /// First hits and event draws over every run in `runs`.
-    entries: usize,
+    runs: KeptRuns,
     /// Per label feature: how many runs reached it (how common the state is).
     runs_reaching: BTreeMap<u32, u64>,
     /// The most draws any run made (where to cut an input whose run was forgotten).
@@ -439,38 +441,141 @@ pub fn observe_run(data: &[u8], first_hits: Vec<(u32, u32)>, trace: DrawTrace) {
             hash,
             ObservedRun { first_hits, trace },
             OBSERVED_INPUTS_MAX,
-            OBSERVED_ENTRIES_MAX,
+            OBSERVED_BYTES_MAX,
         );
     });
 }
 
-impl ObservedRun {
-    fn entries(&self) -> usize {
-        self.first_hits.len() + self.trace.event_clocks.len()
+impl Observed {
+    /// Keeps what the run of the input with this hash did ([`KeptRuns::remember`]).
+    fn remember(&mut self, hash: u64, run: ObservedRun, max_runs: usize, max_bytes: usize) {
+        self.runs.remember(hash, &run, max_runs, max_bytes);
     }
 }
 
-impl Observed {
-    /// Keeps what the run of the input with this hash did, forgetting the oldest runs while
-    /// more than `max_runs` runs or `max_entries` entries are kept.
-    fn remember(&mut self, hash: u64, run: ObservedRun, max_runs: usize, max_entries: usize) {
-        self.entries += run.entries();
-        match self.runs.insert(hash, run) {
-            Some(old) => self.entries -= old.entries(),
-            None => self.order.push_back(hash),
+/// The runs [`Observed`] keeps, oldest first: the first hits and then the event draws of each,
+/// one run after another in one ring of 8-byte entries. Forgetting the oldest run frees
+/// nothing and keeping a new one allocates nothing once the ring has grown to its budget.
+/// A vector per run fragmented the heap instead: runs of every size freed and allocated
+/// thousands of times over left the allocator holding memory nothing used, and the correct
+/// raft_kv fuzz target's RSS went on growing by about 2 KB an execution after the budget was
+/// full (`fuzz/README.md`, "Memory over long campaigns").
+#[derive(Default)]
+struct KeptRuns {
+    /// First hits (feature, clock), then event draws (label id, clock), of every span in
+    /// `order`, in that order.
+    entries: VecDeque<(u32, u32)>,
+    /// How many entries were dropped from the front so far: `entries[i]` is entry number
+    /// `dropped + i` of all ever kept.
+    dropped: u64,
+    /// Every kept span, oldest first. A run of an input that ran again is left in place (its
+    /// entries are dropped in turn) and no longer in `by_hash`.
+    order: VecDeque<Span>,
+    /// By a hash of the input's bytes: the newest span of its run.
+    by_hash: BTreeMap<u64, Span>,
+}
+
+/// Where one kept run's entries are in [`KeptRuns::entries`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    hash: u64,
+    /// The number of its first entry (see [`KeptRuns::dropped`]).
+    start: u64,
+    hits: u32,
+    events: u32,
+    /// How many draws the run made.
+    draws: u32,
+}
+
+impl Span {
+    fn len(&self) -> usize {
+        self.hits as usize + self.events as usize
+    }
+}
+
+impl KeptRuns {
+    /// Keeps what the run of the input with this hash did, as its newest run, forgetting the
+    /// oldest runs while more than `max_runs` runs or `max_bytes` bytes (8 per entry and
+    /// [`OBSERVED_RUN_OVERHEAD_BYTES`] per run) would be kept. The ring grows to at most
+    /// `max_bytes` of entries. A run too large for the budget on its own is not kept.
+    fn remember(&mut self, hash: u64, run: &ObservedRun, max_runs: usize, max_bytes: usize) {
+        let span = Span {
+            hash,
+            start: self.dropped + self.entries.len() as u64,
+            hits: run.first_hits.len() as u32,
+            events: run.trace.event_clocks.len() as u32,
+            draws: run.trace.draws,
+        };
+        let cost = |entries: usize, runs: usize| {
+            entries * std::mem::size_of::<(u32, u32)>() + runs * OBSERVED_RUN_OVERHEAD_BYTES
+        };
+        self.by_hash.remove(&hash);
+        if cost(span.len(), 1) > max_bytes || max_runs == 0 {
+            return;
         }
-        while self.runs.len() > max_runs || self.entries > max_entries {
-            let oldest = self
-                .order
-                .pop_front()
-                .expect("every kept run is in the order");
-            let run = self
-                .runs
-                .remove(&oldest)
-                .expect("the order names kept runs");
-            self.entries -= run.entries();
+        while !self.order.is_empty()
+            && (self.order.len() >= max_runs
+                || cost(self.entries.len() + span.len(), self.order.len() + 1) > max_bytes)
+        {
+            self.forget_oldest();
         }
-        debug_assert_eq!(self.order.len(), self.runs.len());
+        let needed = self.entries.len() + span.len();
+        if needed > self.entries.capacity() {
+            // An eighth more than needed, never past the budget: a ring cycles through all
+            // of its capacity, so every page of it ends up resident, used or not. (Doubling
+            // left registry, whose 65,536 runs need 130-160 MB, with a 256 MiB ring.)
+            let ring_max = max_bytes / std::mem::size_of::<(u32, u32)>();
+            let target = (needed + needed / 8).clamp(needed, ring_max.max(needed));
+            self.entries.reserve_exact(target - self.entries.len());
+        }
+        self.entries.extend(run.first_hits.iter().copied());
+        self.entries.extend(
+            run.trace
+                .event_clocks
+                .iter()
+                .map(|&(id, clock)| (u32::from(id), clock)),
+        );
+        self.order.push_back(span);
+        self.by_hash.insert(hash, span);
+    }
+
+    fn forget_oldest(&mut self) {
+        let Some(oldest) = self.order.pop_front() else {
+            return;
+        };
+        self.entries.drain(..oldest.len());
+        self.dropped += oldest.len() as u64;
+        if self.by_hash.get(&oldest.hash) == Some(&oldest) {
+            self.by_hash.remove(&oldest.hash);
+        }
+    }
+
+    /// The newest kept run of the input with this hash.
+    fn get(&self, hash: u64) -> Option<Span> {
+        self.by_hash.get(&hash).copied()
+    }
+
+    fn range(&self, span: &Span) -> std::ops::Range<usize> {
+        let at = (span.start - self.dropped) as usize;
+        at..at + span.len()
+    }
+
+    /// The label features the run reached, each with the draw clock when it first did.
+    fn first_hits(&self, span: &Span) -> Vec<(u32, u32)> {
+        let at = self.range(span).start;
+        self.entries
+            .range(at..at + span.hits as usize)
+            .copied()
+            .collect()
+    }
+
+    /// The run's event draws in order ([`DrawTrace::event_clocks`]).
+    fn event_clocks(&self, span: &Span) -> Vec<(u16, u32)> {
+        let range = self.range(span);
+        self.entries
+            .range(range.start + span.hits as usize..range.end)
+            .map(|&(id, clock)| (id as u16, clock))
+            .collect()
     }
 }
 
@@ -546,8 +651,8 @@ fn observed_draws(data: &[u8]) -> u32 {
         let observed = observed.borrow();
         observed
             .runs
-            .get(&stable_hash_bytes(data))
-            .map_or(observed.most_draws, |run| run.trace.draws)
+            .get(stable_hash_bytes(data))
+            .map_or(observed.most_draws, |run| run.draws)
     })
 }
 
@@ -561,8 +666,10 @@ fn mutate_fault_after_rare_state(data: &[u8], lanes: &mut LaneBuffers, rng: &mut
         let observed = observed.borrow();
         observed
             .runs
-            .get(&stable_hash_bytes(data))
-            .is_some_and(|run| add_fault_after(lanes, clock, &run.trace.event_clocks, rng))
+            .get(stable_hash_bytes(data))
+            .is_some_and(|run| {
+                add_fault_after(lanes, clock, &observed.runs.event_clocks(&run), rng)
+            })
     })
 }
 
@@ -644,7 +751,9 @@ const FAULT_WINDOW_DRAWS: usize = 64;
 fn cut_after_rare_state(data: &[u8], rng: &mut Seeded) -> Option<u32> {
     OBSERVED.with(|observed| {
         let observed = observed.borrow();
-        let hits = &observed.runs.get(&stable_hash_bytes(data))?.first_hits;
+        let hits = observed
+            .runs
+            .first_hits(&observed.runs.get(stable_hash_bytes(data))?);
         // Weights 2^20 / runs: a state reached by one run in a thousand is picked a thousand
         // times as often as one every run reaches.
         let weights: Vec<u64> = hits
@@ -1096,36 +1205,103 @@ mod tests {
         }
     }
 
-    /// The mutator's memory stays within its budget of entries, however long the runs, and
-    /// forgets the oldest runs first.
+    /// A run with one first hit (feature 1 at clock `draws`) and `events` event draws (label
+    /// 7 at clocks 0..), as [`observe_run`] gets it.
+    fn observed_run(draws: u32, events: u32) -> ObservedRun {
+        ObservedRun {
+            first_hits: vec![(1, draws)],
+            trace: DrawTrace {
+                draws,
+                event_clocks: (0..events).map(|clock| (7, clock)).collect(),
+            },
+        }
+    }
+
+    /// The kept run of `hash` as [`observed_run`] made it: (draws, event draws).
+    fn kept(observed: &Observed, hash: u64) -> Option<(u32, usize)> {
+        let span = observed.runs.get(hash)?;
+        assert_eq!(observed.runs.first_hits(&span), [(1, span.draws)]);
+        let events = observed.runs.event_clocks(&span);
+        assert!(events.iter().enumerate().all(|(i, &e)| e == (7, i as u32)));
+        Some((span.draws, events.len()))
+    }
+
+    /// The mutator's memory stays within its byte budget, however long the runs, and forgets
+    /// the oldest runs first.
     #[test]
     fn the_memory_of_runs_forgets_the_oldest_past_its_budget() {
         let mut observed = Observed::default();
-        let run = |events: u32| ObservedRun {
-            first_hits: vec![(1, 0)],
-            trace: DrawTrace {
-                draws: events,
-                event_clocks: (0..events).map(|clock| (7, clock)).collect(),
-            },
-        };
+        // A run of 99 event draws and one first hit: 100 entries of 8 bytes, plus overhead.
+        let one = 800 + OBSERVED_RUN_OVERHEAD_BYTES;
         for hash in 0..100 {
-            observed.remember(hash, run(99), 64, 1_000);
-            assert!(observed.entries <= 1_000);
+            observed.remember(hash, observed_run(hash as u32, 99), 64, 10 * one);
         }
-        // Ten runs of 100 entries fit; the newest ten are the ones kept.
+        // Ten such runs fit; the newest ten are the ones kept, each as it was.
         assert_eq!(
-            observed.runs.keys().copied().collect::<Vec<_>>(),
+            observed.runs.by_hash.keys().copied().collect::<Vec<_>>(),
             (90..100).collect::<Vec<_>>()
         );
-        // Running a kept input again replaces its run without counting it twice.
-        observed.remember(95, run(9), 64, 1_000);
-        assert_eq!(observed.entries, 9 * 100 + 10);
-        // A count of runs bounds it too.
-        for hash in 100..200 {
-            observed.remember(hash, run(0), 64, 1_000);
+        assert_eq!(kept(&observed, 93), Some((93, 99)));
+        // Running a kept input again makes it the newest; its old run is dropped in turn.
+        observed.remember(95, observed_run(1_000, 9), 64, 10 * one);
+        assert_eq!(kept(&observed, 90), None, "room was made");
+        assert_eq!(kept(&observed, 95), Some((1_000, 9)));
+        for hash in 100..106 {
+            observed.remember(hash, observed_run(hash as u32, 99), 64, 10 * one);
         }
-        assert_eq!(observed.runs.len(), 64);
-        assert_eq!(observed.order.front(), Some(&136));
+        // 91..96 are gone, the old run of 95 with them; its new run is kept.
+        assert_eq!(kept(&observed, 96), None);
+        assert_eq!(kept(&observed, 95), Some((1_000, 9)));
+        assert_eq!(kept(&observed, 105), Some((105, 99)));
+        // A count of runs bounds it too.
+        for hash in 200..300 {
+            observed.remember(hash, observed_run(hash as u32, 0), 64, 10 * one);
+        }
+        assert_eq!(observed.runs.order.len(), 64);
+        assert_eq!(observed.runs.order.front().map(|s| s.hash), Some(236));
+        assert_eq!(kept(&observed, 236), Some((236, 0)));
+    }
+
+    /// What the kept runs take in memory is the ring as allocated: it never grows past the
+    /// budget, however many runs of whatever sizes come and go, and every kept run reads back
+    /// as it was stored.
+    #[test]
+    fn the_memory_of_runs_never_allocates_past_its_budget() {
+        let mut observed = Observed::default();
+        let budget = 50_000;
+        for hash in 0..10_000u64 {
+            let events = (hash * 7919 % 600) as u32;
+            observed.remember(hash, observed_run(hash as u32, events), 1 << 16, budget);
+            let held = observed.runs.entries.capacity() * 8;
+            assert!(
+                held <= budget,
+                "after {hash} runs: {held} bytes held, budget {budget}"
+            );
+        }
+        assert!(observed.runs.order.len() > 10);
+        for span in &observed.runs.order {
+            let events = (span.hash * 7919 % 600) as usize;
+            assert_eq!(kept(&observed, span.hash), Some((span.hash as u32, events)));
+        }
+        // When the count of runs binds first, the ring stays near what the runs need: it is
+        // resident in full once it has cycled, so spare room is memory held for nothing.
+        let mut fewer = Observed::default();
+        let mut most_kept = 0;
+        for hash in 0..10_000u64 {
+            let events = (hash * 7919 % 600) as u32;
+            fewer.remember(hash, observed_run(hash as u32, events), 10, 1 << 30);
+            most_kept = most_kept.max(fewer.runs.entries.len());
+        }
+        let capacity = fewer.runs.entries.capacity();
+        assert!(
+            capacity <= most_kept + most_kept / 8 + 601,
+            "{capacity} entries allocated, at most {most_kept} kept"
+        );
+        // A run larger than the whole budget is not kept, and nothing else is lost for it.
+        let before = observed.runs.order.len();
+        observed.remember(1 << 40, observed_run(0, 100_000), 1 << 16, budget);
+        assert_eq!(kept(&observed, 1 << 40), None);
+        assert_eq!(observed.runs.order.len(), before);
     }
 
     /// The profile whose fresh runs keep finding new label features is picked most of the
