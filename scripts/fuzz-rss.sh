@@ -28,9 +28,11 @@ status=0
     "$work/corpus" "$work/seeds" >"$log" 2>&1 || status=$?
 for at in 10000 100000 1000000; do
     grep -aE '^#[0-9]+' "$log" | awk -v at="$at" '
+        # No early exit: grep would die of SIGPIPE, and pipefail would end the script.
+        found { next }
         { n = substr($1, 2) + 0
           if (n >= at) { for (i = 1; i < NF; i++) if ($i == "rss:") rss = $(i + 1)
-                         sub(/Mb$/, "", rss); print "rss_mb_at_" at "=" rss; found = 1; exit } }
+                         sub(/Mb$/, "", rss); print "rss_mb_at_" at "=" rss; found = 1 } }
         END { if (!found) print "rss_mb_at_" at "=-" }'
 done
 grep -a '^stat::peak_rss_mb' "$log" | awk '{ print "peak_rss_mb=" $2 }'
