@@ -11,10 +11,7 @@ mod common;
 use common::{sim, value};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sim-merge-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("merge", name)
 }
 
 /// Runs shard `i/n` of a sweep into `dir/name`; the file's path.

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use sim_core::choice::Input;
 
+mod common;
+
 const SIM: &str = env!("CARGO_BIN_EXE_sim");
 /// A planted bug most seeds find: a sweep of it fails many times a second.
 const BUGGY: [&str; 4] = ["--system", "two-pc", "--bug", "first-vote-wins"];
@@ -22,10 +24,7 @@ const ENDLESS: &str = "0..100000000";
 const LOG: &str = "two-pc-first-vote-wins.failures.jsonl";
 
 fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sim-nothing-lost-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("nothing-lost", test)
 }
 
 fn sweep_args<'a>(dir: &'a str, seeds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {

@@ -1,7 +1,18 @@
-//! What the command-line tests share: the built `sim` run as a subprocess, and reading its
-//! `key=value` lines.
+//! What the command-line tests share: the built `sim` run as a subprocess, reading its
+//! `key=value` lines, and a scratch directory per test.
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::process::Command;
+
+/// An empty directory for test `name` of suite `suite`, this process's own.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-{suite}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 /// A finished `sim` process.
 pub struct Out {
