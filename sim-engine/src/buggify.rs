@@ -35,8 +35,8 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const BUGGIFY_ENABLE: Label = Label::setup("buggify.enable");
-pub(crate) const BUGGIFY_FIRE: Label = Label::fault("buggify.fire");
+const BUGGIFY_ENABLE: Label = Label::setup("buggify.enable");
+const BUGGIFY_FIRE: Label = Label::fault("buggify.fire");
 
 /// True when the fault point at this source location fires in this run.
 #[macro_export]

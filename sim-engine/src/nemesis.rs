@@ -72,20 +72,20 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const NEMESIS_CRASH: Label = Label::fault("nemesis.crash");
-pub(crate) const NEMESIS_DOWN_MS: Label = Label::fault("nemesis.down_ms");
-pub(crate) const NEMESIS_GRACE_MS: Label = Label::fault("nemesis.grace_ms");
-pub(crate) const NEMESIS_NODE: Label = Label::fault("nemesis.node");
-pub(crate) const NEMESIS_PAUSE: Label = Label::fault("nemesis.pause");
-pub(crate) const NEMESIS_PAUSE_MS: Label = Label::fault("nemesis.pause_ms");
-pub(crate) const NEMESIS_STOP: Label = Label::fault("nemesis.stop");
-pub(crate) const NEMESIS_SWARM_CRASH: Label = Label::setup("nemesis.swarm.crash");
-pub(crate) const NEMESIS_SWARM_CRASH_ON: Label = Label::setup("nemesis.swarm.crash.on");
-pub(crate) const NEMESIS_SWARM_MAX_DOWN: Label = Label::setup("nemesis.swarm.max_down");
-pub(crate) const NEMESIS_SWARM_PAUSE: Label = Label::setup("nemesis.swarm.pause");
-pub(crate) const NEMESIS_SWARM_PAUSE_ON: Label = Label::setup("nemesis.swarm.pause.on");
-pub(crate) const NEMESIS_SWARM_STOP: Label = Label::setup("nemesis.swarm.stop");
-pub(crate) const NEMESIS_SWARM_STOP_ON: Label = Label::setup("nemesis.swarm.stop.on");
+const NEMESIS_CRASH: Label = Label::fault("nemesis.crash");
+const NEMESIS_DOWN_MS: Label = Label::fault("nemesis.down_ms");
+const NEMESIS_GRACE_MS: Label = Label::fault("nemesis.grace_ms");
+const NEMESIS_NODE: Label = Label::fault("nemesis.node");
+const NEMESIS_PAUSE: Label = Label::fault("nemesis.pause");
+const NEMESIS_PAUSE_MS: Label = Label::fault("nemesis.pause_ms");
+const NEMESIS_STOP: Label = Label::fault("nemesis.stop");
+const NEMESIS_SWARM_CRASH: Label = Label::setup("nemesis.swarm.crash");
+const NEMESIS_SWARM_CRASH_ON: Label = Label::setup("nemesis.swarm.crash.on");
+const NEMESIS_SWARM_MAX_DOWN: Label = Label::setup("nemesis.swarm.max_down");
+const NEMESIS_SWARM_PAUSE: Label = Label::setup("nemesis.swarm.pause");
+const NEMESIS_SWARM_PAUSE_ON: Label = Label::setup("nemesis.swarm.pause.on");
+const NEMESIS_SWARM_STOP: Label = Label::setup("nemesis.swarm.stop");
+const NEMESIS_SWARM_STOP_ON: Label = Label::setup("nemesis.swarm.stop.on");
 
 /// Which lifecycle faults a run draws, and how often.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

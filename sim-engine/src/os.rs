@@ -68,7 +68,7 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const OS_ENTROPY: Label = Label::workload("os.entropy");
+const OS_ENTROPY: Label = Label::workload("os.entropy");
 
 /// What a monotonic clock reads at the start of every run: a simulated uptime of one day, so
 /// that code subtracting a timeout from "now" (`Instant::now() - Duration::from_secs(60)`)

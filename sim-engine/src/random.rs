@@ -29,7 +29,7 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const NODE_RNG: Label = Label::workload("node.rng");
+const NODE_RNG: Label = Label::workload("node.rng");
 
 /// A generator whose bits come from the run's input; see the [module docs](self).
 ///

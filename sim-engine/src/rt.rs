@@ -35,9 +35,9 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const SCHED_PCT_CHANGE_IN: Label = Label::schedule("sched.pct.change_in");
-pub(crate) const SCHED_PCT_PRIORITY: Label = Label::schedule("sched.pct.priority");
-pub(crate) const SCHED_PICK: Label = Label::schedule("sched.pick");
+const SCHED_PCT_CHANGE_IN: Label = Label::schedule("sched.pct.change_in");
+const SCHED_PCT_PRIORITY: Label = Label::schedule("sched.pct.priority");
+const SCHED_PICK: Label = Label::schedule("sched.pick");
 
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!(

@@ -68,7 +68,7 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const TIME_TIE: Label = Label::timing("time.tie");
+const TIME_TIE: Label = Label::timing("time.tie");
 
 /// Budgets and knobs of a run.
 #[derive(Clone, Debug)]

@@ -78,10 +78,10 @@ use crate::choice::lanes::Label;
 
 // The labels this part draws, each declared with its lane: a label whose text would read
 // another lane does not compile.
-pub(crate) const WORKLOAD_OPS: Label = Label::workload("workload.ops");
-pub(crate) const WORKLOAD_QUIET: Label = Label::workload("workload.quiet");
-pub(crate) const WORKLOAD_QUIET_MS: Label = Label::workload("workload.quiet_ms");
-pub(crate) const WORKLOAD_THINK_MS: Label = Label::workload("workload.think_ms");
+const WORKLOAD_OPS: Label = Label::workload("workload.ops");
+const WORKLOAD_QUIET: Label = Label::workload("workload.quiet");
+const WORKLOAD_QUIET_MS: Label = Label::workload("workload.quiet_ms");
+const WORKLOAD_THINK_MS: Label = Label::workload("workload.think_ms");
 
 /// How many operations a client issues: drawn in `1..=max` (1 is the simplest). Must be
 /// called from within a simulation.
