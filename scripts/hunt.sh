@@ -15,6 +15,8 @@
 #    BUDGET_SECONDS (default 120).
 # 3. A failing input is kept in fuzz/artifacts/TARGET/ (where `cargo fuzz run` puts its own),
 #    and stderr names it with the `sim replay` line that shows its trace.
+# Steps 1-3 are `sim hunt`'s (a user's crate runs `sim hunt` itself); this script picks the
+# build.
 #
 # Every execution counts: the seed runs and libFuzzer's (its initial pass over the corpus
 # included). The last line is `found=0|1 execs=N wall_s=S`; wall_s excludes the build.
@@ -39,61 +41,20 @@ else
     bin=$(scripts/hunt-build.sh --path "$target")
 fi
 [ -x "$bin" ] || { echo "error: $bin not built; run: scripts/hunt-build.sh $target" >&2; exit 2; }
-# Seed inputs and crashes are written to memory (/dev/shm) where it exists.
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then work=$(mktemp -d -p /dev/shm); else work=$(mktemp -d); fi
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" "$work/artifacts"
-start=$(date +%s%N)
-seed_execs=0 max_len=4096
-if [ "$seeds" -gt 0 ]; then
-    # Each hunt run takes its own seeds, so runs are independent.
-    first=$(( run * 1000000 ))
-    status=0
-    "$sim" corpus --system "$system" --bug "$bug" --seeds "$first..$(( first + seeds ))" \
-        --out "$work/corpus" >"$work/seeds.log" 2>&1 || status=$?
-    seed_execs=$(sed -n 's/^runs=\([0-9]*\).*/\1/p' "$work/seeds.log")
-    if [ "$status" = 1 ]; then
-        end=$(date +%s%N)
-        cat "$work/seeds.log" >&2
-        echo "found=1 execs=$seed_execs wall_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
-        exit 0
-    fi
-    [ "$status" = 0 ] || { cat "$work/seeds.log" >&2; exit 2; }
-    longest=$(sed -n 's/.*bytes_max=\([0-9]*\).*/\1/p' "$work/seeds.log")
-    max_len=$(( longest * 4 > 4096 ? longest * 4 : 4096 ))
+# The hunt itself is `sim hunt` (sim-core/src/cli/hunt.rs), the same search a user's crate
+# gets; this script adds the build choices of scripts/hunt-build.sh and keeps stdout to the
+# one result line.
+extra=()
+for flag in ${HUNT_FUZZ_ARGS:-}; do extra+=(--fuzz-arg="$flag"); done
+[ -n "${HUNT_LOG:-}" ] && extra+=(--log "$HUNT_LOG")
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+"$sim" hunt --system "$system" --bug "$bug" --budget "$budget" --run "$run" --seeds "$seeds" \
+    --target "$target" --bin "$bin" "${extra[@]}" >"$out" || status=$?
+[ "$status" -le 1 ] || { cat "$out" >&2; exit 2; }
+grep -v '^found=' "$out" >&2 || true
+if crash=$(sed -n 's/^failing_input=//p' "$out") && [ -n "$crash" ]; then
+    echo "its trace: $sim replay --system $system --bug $bug $crash" >&2
 fi
-# The seed runs go in as -seed_inputs, with no corpus directory: libFuzzer then keeps its
-# corpus in memory, where it writes every new entry to a directory otherwise (on raft-kv more
-# than half of all executions add one) and rescans that directory every second. -verbosity=0
-# drops its status line per new entry, whose corpus totals are sums over the whole corpus.
-# Neither changes the search: the same hunt runs the same executions to the same crash,
-# about 5% sooner (fuzz/README.md).
-corpus_args=()
-if [ -n "$(ls -A "$work/corpus")" ]; then
-    # libFuzzer reads the list as one string: a trailing newline would end the last path.
-    printf '%s' "$(find "$work/corpus" -type f | sort | paste -sd, -)" >"$work/seeds.list"
-    corpus_args=(-seed_inputs="@$work/seeds.list")
-fi
-SIM_BUG=$bug "$bin" "${corpus_args[@]}" -seed="$run" -max_total_time="$budget" -max_len="$max_len" \
-    -len_control=0 -entropic=0 -use_cmp=0 -verbosity=0 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-    ${HUNT_FUZZ_ARGS:-} >"$work/fuzz.log" 2>&1 || true
-end=$(date +%s%N)
-fuzz_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -1)
-found=0
-if ls "$work/artifacts"/crash-* >/dev/null 2>&1; then
-    found=1
-    grep -m1 -E '^class=' "$work/fuzz.log" >&2 || true
-    mkdir -p "fuzz/artifacts/$target"
-    for crash in "$work/artifacts"/crash-*; do
-        cp "$crash" "fuzz/artifacts/$target/"
-        echo "failing input: fuzz/artifacts/$target/${crash##*/}" >&2
-        echo "its trace: target/release/sim replay --system $system --bug $bug fuzz/artifacts/$target/${crash##*/}" >&2
-    done
-fi
-if [ "$found" = 0 ] && grep -q '^SUMMARY: libFuzzer' "$work/fuzz.log"; then
-    # Stopped before its budget by something other than the system failing (memory, a
-    # timeout): say so, or a short hunt reads as a clean one.
-    echo "warning: libFuzzer stopped early: $(grep -m1 '^SUMMARY: libFuzzer' "$work/fuzz.log")" >&2
-fi
-if [ -n "${HUNT_LOG:-}" ]; then cp "$work/fuzz.log" "$HUNT_LOG"; fi
-echo "found=$found execs=$(( seed_execs + ${fuzz_execs:-0} )) wall_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
+grep '^found=' "$out"

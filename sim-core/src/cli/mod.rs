@@ -16,7 +16,8 @@
 //! seeds), `replay` (a repro file, or raw input bytes with `--system`), `shrink` (a failing
 //! input made small, see [`crate::shrink`]) and `render` (a trace as a space-time diagram and
 //! a ShiViz log, see [`crate::render`]), `merge` (shard results), `corpus` (seeded runs as
-//! fuzz inputs) and `determinism` (one seed run many times, here and in fresh processes).
+//! fuzz inputs), `hunt` (libFuzzer with the hunt's settings, on the crate's own fuzz
+//! target) and `determinism` (one seed run many times, here and in fresh processes).
 //! What a run is — system, bug, every flag, input — is
 //! [`crate::run_spec`]'s, so replay commands, identities, repro files and file names are
 //! built there once; file formats are [`crate::repro`]'s.
@@ -33,6 +34,7 @@
 mod corpus;
 mod determinism;
 mod files;
+mod hunt;
 mod interrupt;
 mod list;
 mod merge;
@@ -57,6 +59,7 @@ use crate::run_spec::{RunFlags, Variant};
 use crate::shrink::ShrinkError;
 use crate::system::{self, SpecError, SystemSpec};
 
+pub use hunt::HuntError;
 pub use sweep::parse_seeds;
 
 /// Errors the command line reports with exit code 2.
@@ -161,6 +164,9 @@ pub enum CliError {
     /// `sim corpus` would overwrite an entry.
     #[error("{0} exists, and sim corpus does not overwrite corpus entries; write into an empty directory, or add --force to overwrite")]
     WouldOverwrite(PathBuf),
+    /// `sim hunt` could not start.
+    #[error(transparent)]
+    Hunt(#[from] HuntError),
     /// `SIM_OS_HOOKS` holds something other than `on` or `off`.
     #[error(transparent)]
     HooksSetting(#[from] crate::os::BadHooksSetting),
@@ -198,6 +204,9 @@ enum Action {
     Merge(merge::MergeArgs),
     /// Write seeded runs as byte inputs: a fuzzer's starting corpus with the sweep's variety.
     Corpus(corpus::CorpusArgs),
+    /// Hunt for a failure with libFuzzer (the crate's own fuzz target, built with the best
+    /// settings we know) from seeded runs; ends with `found=0|1 execs=N wall_s=S`.
+    Hunt(hunt::HuntArgs),
     /// Run one seed many times, here and in fresh processes: do the history hashes agree?
     Determinism(determinism::DeterminismArgs),
 }
@@ -358,6 +367,7 @@ impl Cli {
             Action::Render(args) => render::execute(self, &args, out),
             Action::Merge(args) => merge::execute(self, &args, out),
             Action::Corpus(args) => corpus::execute(self, &args, out),
+            Action::Hunt(args) => hunt::execute(self, &args, out),
             Action::Determinism(args) => determinism::execute(self, &args, out),
         };
         match result {
