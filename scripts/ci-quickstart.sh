@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI for examples/quickstart, the crate a user of the framework would write: from a fresh
 # clone, its tests pass (seed sweeps in `cargo test`), its fuzz target finds the planted bug
-# on stable from an empty corpus (the search is visible, nothing is seeded), and its own `sim`
+# on stable from an empty corpus (as typed: the target itself seeds an empty corpus with
+# seeded runs and adds the hunt's libFuzzer flags, as `cargo fuzz run` gets them), its own `sim`
 # binary replays the crash input to the same failure. Budget: about 3 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../examples/quickstart"

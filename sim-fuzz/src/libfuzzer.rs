@@ -84,6 +84,8 @@ pub fn custom_crossover(a: &[u8], b: &[u8], out: &mut [u8], seed: u32) -> usize 
 ///
 /// The harness is built in libFuzzer's initialisation hook, before any input runs, so a bad
 /// `SIM_BUG` or `SIM_SIGNAL` exits with code 2 and a message instead of being saved as a crash.
+/// The hook also makes the target, run as typed, search the way `sim hunt` does (see
+/// [`as_typed_is_the_hunt`]).
 #[macro_export]
 macro_rules! sim_fuzz_target {
     ($target:literal, $spec:expr) => {
@@ -103,6 +105,7 @@ macro_rules! sim_fuzz_target {
             init: {
                 // Noted first: the harness's first line says which mutator runs.
                 $crate::sim_core::fuzz::note_mutator($crate::mutator_choice());
+                $crate::as_typed_is_the_hunt(harness);
                 harness();
             },
             |data: &[u8]| -> $crate::libfuzzer_sys::Corpus { $crate::corpus(harness().fuzz_one(data)) }
@@ -121,3 +124,127 @@ macro_rules! sim_fuzz_target {
         );
     };
 }
+
+/// The libFuzzer flags of the hunt (`sim hunt`), which `cargo fuzz run` as typed gets too
+/// when the user gave none of them: the vanilla corpus schedule (1.7-2.9x less time to the
+/// same bug), no mutations from comparison tables (keyed by code address, so any rebuild
+/// would run another search) and no length ramp. (The hunt also drops libFuzzer's status
+/// line per new corpus entry, about 5% of its time; typed by hand, the progress stays.)
+pub const HUNT_FLAGS: [&str; 3] = ["-entropic=0", "-use_cmp=0", "-len_control=0"];
+
+/// Seeded runs written into an empty corpus directory, so the search starts with the
+/// sweep's variety as `sim hunt`'s does.
+pub const SEED_RUNS: u64 = 32;
+
+/// Set in the environment of the process [`as_typed_is_the_hunt`] starts, so it runs once.
+const APPLIED: &str = "SIM_HUNT_DEFAULTS_APPLIED";
+
+/// Makes `cargo fuzz run -s none TARGET`, as typed, the hunt: called from libFuzzer's
+/// initialisation hook, before libFuzzer reads its flags. When the corpus directory
+/// libFuzzer was given is empty it writes [`SEED_RUNS`] seeded runs into it (their bytes
+/// replay those runs), and when the user gave none of [`HUNT_FLAGS`]' flags it starts this
+/// program again with them added, and `-max_len` at 4x the longest corpus input (at least
+/// 4,096), as the hunt has it (libfuzzer-sys does not hand its hook libFuzzer's
+/// arguments, so they are added by running again, once). A flag the user gave wins.
+///
+/// Nothing happens for a replay or a minimisation (a file argument, `-minimize_crash`,
+/// `-merge`, `-cleanse_crash`), or with `SIM_HUNT_DEFAULTS=off` in the environment.
+pub fn as_typed_is_the_hunt(harness: fn() -> &'static sim_core::fuzz::Harness) {
+    if std::env::var("SIM_HUNT_DEFAULTS").is_ok_and(|v| v == "off") {
+        return;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let special = ["-minimize_crash", "-merge", "-cleanse_crash", "-help"];
+    if args[1..].iter().any(|a| {
+        special.iter().any(|s| a.starts_with(s))
+            || (!a.starts_with('-') && std::path::Path::new(a).is_file())
+    }) {
+        return;
+    }
+    let corpus = args[1..]
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(std::path::Path::new)
+        .find(|p| p.is_dir());
+    if let Some(corpus) = corpus {
+        seed_if_empty(harness(), corpus);
+    }
+    if std::env::var_os(APPLIED).is_some() {
+        return;
+    }
+    let given = |flag: &str| {
+        let name = &flag[..=flag.find('=').unwrap_or(flag.len() - 1)];
+        args.iter().any(|a| a.starts_with(name))
+    };
+    // Any of them given: the user runs a search of their own, and gets what they typed.
+    if HUNT_FLAGS.iter().any(|flag| given(flag)) {
+        return;
+    }
+    let mut flags: Vec<String> = HUNT_FLAGS.iter().map(|f| f.to_string()).collect();
+    if !given("-max_len=") {
+        // As the hunt: room to grow to 4x the longest input (libFuzzer's default stops at the
+        // longest, when that is over 4,096 bytes).
+        let longest_bytes = corpus.map_or(0, longest_file_bytes);
+        flags.push(format!("-max_len={}", (longest_bytes * 4).max(4096)));
+    }
+    reexec_with(&args, &flags);
+}
+
+/// The length of the longest file in `dir`.
+fn longest_file_bytes(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| usize::try_from(m.len()).unwrap_or(usize::MAX))
+        .max()
+        .unwrap_or(0)
+}
+
+fn seed_if_empty(harness: &sim_core::fuzz::Harness, corpus: &std::path::Path) {
+    let empty = std::fs::read_dir(corpus).is_ok_and(|mut entries| entries.next().is_none());
+    if !empty {
+        return;
+    }
+    for seed in 0..SEED_RUNS {
+        let run = sim_core::run_spec::RunSpec::new(
+            harness.variant().clone(),
+            sim_core::choice::Input::Seed(seed),
+        );
+        let (_, bytes) = run.run_encoded();
+        // A seed run that fails is written too: libFuzzer's first pass over the corpus runs
+        // it and reports the crash as its own.
+        let path = corpus.join(format!("seed-{seed}"));
+        #[allow(clippy::disallowed_methods)] // the fuzzer's corpus, outside every simulation
+        if let Err(e) = std::fs::write(&path, &bytes) {
+            eprintln!("warning: cannot write the seed input {}: {e}", path.display());
+            return;
+        }
+    }
+    eprintln!(
+        "sim: the corpus {} was empty: wrote {SEED_RUNS} seeded runs to start from",
+        corpus.display()
+    );
+}
+
+#[cfg(unix)]
+fn reexec_with(args: &[String], flags: &[String]) {
+    use std::os::unix::process::CommandExt;
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    eprintln!(
+        "sim: running with the hunt's libFuzzer flags {} (SIM_HUNT_DEFAULTS=off: libFuzzer's own)",
+        flags.join(" ")
+    );
+    // `exec` returns only if it failed; libFuzzer then runs with the flags it was given.
+    let error = std::process::Command::new(exe)
+        .args(flags)
+        .args(&args[1..])
+        .env(APPLIED, "1")
+        .exec();
+    eprintln!("warning: cannot start again with the hunt's flags: {error}");
+}
+
+#[cfg(not(unix))]
+fn reexec_with(_args: &[String], _flags: &[String]) {}
