@@ -206,7 +206,15 @@ fn seed_if_empty(harness: &sim_core::fuzz::Harness, corpus: &std::path::Path) {
     if !empty {
         return;
     }
-    for seed in 0..SEED_RUNS {
+    // Which seeds to start from is the campaign's choice, outside every simulation: like
+    // libFuzzer's own -seed, it differs from one start to the next, so independent campaigns
+    // start from different runs (each run is still exactly replayed by its bytes).
+    #[allow(clippy::disallowed_methods)]
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
+    let first = u64::from(clock ^ std::process::id()) * SEED_RUNS;
+    for seed in first..first + SEED_RUNS {
         let run = sim_core::run_spec::RunSpec::new(
             harness.variant().clone(),
             sim_core::choice::Input::Seed(seed),
@@ -222,8 +230,9 @@ fn seed_if_empty(harness: &sim_core::fuzz::Harness, corpus: &std::path::Path) {
         }
     }
     eprintln!(
-        "sim: the corpus {} was empty: wrote {SEED_RUNS} seeded runs to start from",
-        corpus.display()
+        "sim: the corpus {} was empty: wrote {SEED_RUNS} seeded runs to start from (seeds {first}..{})",
+        corpus.display(),
+        first + SEED_RUNS
     );
 }
 
