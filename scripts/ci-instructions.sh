@@ -7,8 +7,9 @@
 #
 # Why a ratio: both sides are compiled by the same compiler with the same flags, so a
 # toolchain update moves both; a change to the engine moves only sim-core's.
-# Budget: the engine bench's release build (about a minute of CPU when the test build is
-# cached) and about 10 s under valgrind.
+# Budget: the engine bench's release build (83 s of CPU from an empty target directory, 3 min
+# of wall clock with -j 1 on a busy 2-core machine) and about 10 s under valgrind. Needs
+# valgrind and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/instructions-common.sh
