@@ -14,6 +14,13 @@
 //! * memory: RSS after 2000 runs and after many more (`-- --million` for a million), which
 //!   must stay flat.
 //!
+//! `-- --count WHAT N` runs one of them N times and nothing else, for an instruction counter
+//! (`valgrind --tool=callgrind --toggle-collect='*counted_runs*'` counts only the N runs; see
+//! `scripts/bench-instructions.sh`): WHAT is `workload` or `bare` (the comparison workload on
+//! sim-core or as the hand-written loop, seeds 0..N), `steps` or `bare-steps`, `timers` or
+//! `bare-timers` ((a)'s runs). It prints `count=WHAT runs=N units=U`, U being the events,
+//! steps or timer events the runs did (0 for `bare`, which does not count its events).
+//!
 //! Wall-clock reads here measure the simulator from outside; none reaches a simulation.
 
 use std::cmp::Reverse;
@@ -172,7 +179,49 @@ fn rss_kib(field: &str) -> Option<u64> {
         .ok()
 }
 
+/// The runs an instruction counter counts (see `--count`): `run(i)` for `i` in `0..n`,
+/// returning the sum of the units each did.
+#[inline(never)]
+fn counted_runs(n: u64, run: &mut dyn FnMut(u64) -> u64) -> u64 {
+    (0..n).map(|i| black_box(run(i))).sum()
+}
+
+/// `--count WHAT N`: one warm-up run outside the count (lazy statics, first allocations),
+/// then N counted ones.
+fn count_mode(what: &str, n: u64) {
+    let mut run: Box<dyn FnMut(u64) -> u64> = match what {
+        "workload" => Box::new(|seed| sim_workload(seed).1),
+        "bare" => Box::new(|seed| {
+            black_box(bare_workload(seed));
+            0
+        }),
+        "steps" => Box::new(|_| sim_steps()),
+        "bare-steps" => Box::new(|_| bare_steps()),
+        "timers" => Box::new(|_| sim_timers()),
+        "bare-timers" => Box::new(|_| bare_timers()),
+        other => {
+            eprintln!(
+                "--count: workload, bare, steps, bare-steps, timers or bare-timers, not {other}"
+            );
+            std::process::exit(2);
+        }
+    };
+    black_box(run(n));
+    let units = counted_runs(n, &mut run);
+    println!("count={what} runs={n} units={units}");
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--count") {
+        let what = args.get(i + 1).map(String::as_str).unwrap_or("workload");
+        let n = args
+            .get(i + 2)
+            .map(|s| s.parse().expect("--count WHAT N: N is a number"))
+            .unwrap_or(100);
+        count_mode(what, n);
+        return;
+    }
     // For a profiler: the comparison workload alone (`PROFILE_RUNS` runs, default 20,000).
     let profile_runs: u64 = std::env::var("PROFILE_RUNS")
         .ok()

@@ -19,6 +19,10 @@
 //! jitter, as for sim-core).
 //!
 //! Prints the median wall time per run over the same seeds for each, and the ratios.
+//!
+//! `--engine sim-core|des|turmoil --seeds N` runs one engine only, for an instruction counter
+//! (`madsim_side` and `tokio_side` take `--engine madsim` and `--engine tokio` the same way;
+//! `scripts/bench-instructions.sh` at the repository root runs them all under callgrind).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -29,7 +33,7 @@ mod workload;
 
 mod timing;
 
-use timing::{median, time_us};
+use timing::{engine_mode, median, run_engine, time_us};
 use workload::{bare_workload, sim_workload, ROUND_TRIPS};
 
 async fn turmoil_heartbeat() {
@@ -112,6 +116,24 @@ fn value(pairs: &[(String, f64)], key: &str) -> Result<f64, String> {
 }
 
 fn main() {
+    if let Some((engine, seeds)) = engine_mode() {
+        match engine.as_str() {
+            "sim-core" => run_engine("sim-core", seeds, |seed| sim_workload(seed).1),
+            "des" => run_engine("des", seeds, |seed| {
+                black_box(bare_workload(seed));
+                0
+            }),
+            "turmoil" => run_engine("turmoil", seeds, |seed| {
+                turmoil_workload(seed);
+                0
+            }),
+            other => {
+                eprintln!("--engine: sim-core, des or turmoil (madsim_side and tokio_side run the others), not {other}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
     let seeds: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

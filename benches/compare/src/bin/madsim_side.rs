@@ -3,7 +3,8 @@
 //! binary with sim-os, whose hooks the tokio mode of the main comparison needs. The main
 //! binary runs this one for the same seeds and prints its median beside the others.
 //!
-//! Prints `madsim_us=<median wall time per run>`.
+//! Prints `madsim_us=<median wall time per run>`; `--engine madsim --seeds N` runs the
+//! workload only, for an instruction counter.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ mod workload;
 #[path = "../timing.rs"]
 mod timing;
 
-use timing::{median, time_us};
+use timing::{engine_mode, median, run_engine, time_us};
 use workload::ROUND_TRIPS;
 
 async fn madsim_heartbeat() {
@@ -68,6 +69,13 @@ fn madsim_workload(seed: u64) {
 }
 
 fn main() {
+    if let Some((_, seeds)) = engine_mode() {
+        run_engine("madsim", seeds, |seed| {
+            madsim_workload(seed);
+            0
+        });
+        return;
+    }
     let seeds: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -17,7 +17,8 @@
 //! fenced` it runs the same nodes without the hooks' clock, paused runtimes advanced by
 //! fences, and prints `sim_tokio_fenced_us=` and `sim_tokio_fenced_steps_per_run=`.
 //! `PROFILE_TOKIO_MODE=N` runs only the workload, N runs, for a profiler
-//! (`PROFILE_TOKIO_MODE=20000 perf record target/release/tokio_side`).
+//! (`PROFILE_TOKIO_MODE=20000 perf record target/release/tokio_side`); `--engine tokio --seeds
+//! N` runs N and prints the steps they took, for an instruction counter.
 
 use sim_os as _;
 use std::time::Duration;
@@ -29,7 +30,7 @@ mod workload;
 #[path = "../../src/timing.rs"]
 mod timing;
 
-use timing::{median, time_us};
+use timing::{engine_mode, median, run_engine, time_us};
 use workload::ROUND_TRIPS;
 
 async fn heartbeat() {
@@ -89,6 +90,15 @@ fn main() {
         for seed in 0..runs.parse::<u64>().expect("a run count") {
             tokio_mode_workload(seed);
         }
+        return;
+    }
+    if let Some((_, seeds)) = engine_mode() {
+        sim_tokio::runtime::knobs::CLOCKED.with(|k| k.set(!cfg!(feature = "fenced")));
+        run_engine("tokio", seeds, |seed| {
+            let before = sim_tokio::runtime::steps_taken();
+            tokio_mode_workload(seed);
+            sim_tokio::runtime::steps_taken() - before
+        });
         return;
     }
     let seeds: u64 = std::env::args()
