@@ -225,7 +225,10 @@ fn seed_if_empty(harness: &sim_core::fuzz::Harness, corpus: &std::path::Path) {
         let path = corpus.join(format!("seed-{seed}"));
         #[allow(clippy::disallowed_methods)] // the fuzzer's corpus, outside every simulation
         if let Err(e) = std::fs::write(&path, &bytes) {
-            eprintln!("warning: cannot write the seed input {}: {e}", path.display());
+            eprintln!(
+                "warning: cannot write the seed input {}: {e}",
+                path.display()
+            );
             return;
         }
     }
