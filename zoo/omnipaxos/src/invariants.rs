@@ -12,6 +12,9 @@
 //!   crashes and restarts), its log holds the same entries. A decided index that goes back
 //!   down is not itself flagged as long as the entries below the old one are still there
 //!   unchanged (see NOTES.md); a decided index past the end of the log is.
+//! * `accept-sync-within-log` (releases up to 0.2.2): a follower that accepts an AcceptSync
+//!   holds the log prefix the leader's suffix extends (checked by the server on the message
+//!   and its answer).
 //! * `linearizable` (once every client is done): the client history has a linearization
 //!   under the key-value register model ([`sim_core::check`]).
 
@@ -27,6 +30,10 @@ use crate::{idx, wide, Cmd};
 
 /// The invariants' names, in the order the scenario registers them.
 pub const LOG_INVARIANTS: [&str; 2] = ["decided-logs-agree", "decided-entries-stay"];
+
+/// A follower accepts an AcceptSync only if it holds the prefix it extends (see
+/// `server::SyncCheck`; releases up to 0.2.2, whose AcceptSync names its sync index).
+pub const ACCEPT_SYNC_INVARIANT: &str = "accept-sync-within-log";
 
 /// Everything the checks know, reported by the servers and clients; lives outside the nodes.
 #[derive(Debug, Default)]
@@ -52,7 +59,8 @@ impl Observer {
         }
     }
 
-    fn violate(&mut self, name: &'static str, message: String) {
+    /// Records a violation of `name` (the first one of each name is kept).
+    pub fn violate(&mut self, name: &'static str, message: String) {
         self.violations.entry(name).or_insert(message);
     }
 

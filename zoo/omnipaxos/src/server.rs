@@ -92,7 +92,7 @@ pub async fn server(
         },
     };
     let op = config
-        .build(SimStorage(durable))
+        .build(SimStorage(durable.clone()))
         .expect("a valid omnipaxos configuration");
     let mut server = Server {
         pid,
@@ -107,6 +107,9 @@ pub async fn server(
         reconnecting: BTreeSet::new(),
         reconnected: Rc::new(RefCell::new(Vec::new())),
         observer,
+        durable,
+        #[cfg(not(feature = "atomic-storage"))]
+        sync_check: None,
     };
     // A restarted server's log is checked against what it decided before its crash.
     server.after_event();
@@ -128,6 +131,11 @@ pub async fn server(
         };
         match event {
             Event::Peer(SessionEvent::Message { msg, .. }) => {
+                #[cfg(not(feature = "atomic-storage"))]
+                {
+                    let log_len = server.durable.borrow().log.len() as u64;
+                    server.sync_check = SyncCheck::of(msg.get(), log_len);
+                }
                 server.op.handle_incoming(msg.get().clone());
             }
             Event::Peer(SessionEvent::Broken { peer }) => {
@@ -169,6 +177,55 @@ struct Server {
     /// Peers reachable again since the last tick: told to omnipaxos at the next one.
     reconnected: Rc<RefCell<Vec<u64>>>,
     observer: Rc<RefCell<Observer>>,
+    /// The server's durable record (read by the AcceptSync check only).
+    #[cfg_attr(feature = "atomic-storage", allow(dead_code))]
+    durable: Rc<RefCell<Durable<Cmd>>>,
+    /// The AcceptSync being handled, if it starts past the end of this server's log.
+    #[cfg(not(feature = "atomic-storage"))]
+    sync_check: Option<SyncCheck>,
+}
+
+/// The `accept-sync-within-log` check (releases up to 0.2.2, whose `AcceptSync` carries
+/// `sync_idx`): a follower that accepts an AcceptSync (answers it with an Accepted of the same
+/// ballot) must hold the prefix the leader's suffix extends. With `sync_idx` past the end of
+/// its log, `append_on_prefix` writes the suffix at the end of the log instead: every entry of
+/// the suffix lands at a lower index than on the leader.
+#[cfg(not(feature = "atomic-storage"))]
+struct SyncCheck {
+    leader: u64,
+    n: omnipaxos::ballot_leader_election::Ballot,
+    sync_idx: u64,
+    log_len: u64,
+}
+
+#[cfg(not(feature = "atomic-storage"))]
+impl SyncCheck {
+    fn of(msg: &Message<Cmd>, log_len: u64) -> Option<SyncCheck> {
+        use omnipaxos::messages::sequence_paxos::{PaxosMessage, PaxosMsg};
+        match msg {
+            Message::SequencePaxos(PaxosMessage {
+                from,
+                msg: PaxosMsg::AcceptSync(acc),
+                ..
+            }) if acc.decided_snapshot.is_none() && acc.sync_idx > log_len => Some(SyncCheck {
+                leader: *from,
+                n: acc.n,
+                sync_idx: acc.sync_idx,
+                log_len,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether `msg` is this server's answer accepting the AcceptSync.
+    fn accepted_by(&self, msg: &Message<Cmd>) -> bool {
+        use omnipaxos::messages::sequence_paxos::{PaxosMessage, PaxosMsg};
+        matches!(msg, Message::SequencePaxos(PaxosMessage {
+            to,
+            msg: PaxosMsg::Accepted(a),
+            ..
+        }) if *to == self.leader && a.n == self.n)
+    }
 }
 
 impl Server {
@@ -213,6 +270,18 @@ impl Server {
             self.op.take_outgoing_messages(&mut buffer);
             buffer
         };
+        #[cfg(not(feature = "atomic-storage"))]
+        if let Some(check) = self.sync_check.take() {
+            if outgoing.iter().any(|m| check.accepted_by(m)) {
+                self.observer.borrow_mut().violate(
+                    "accept-sync-within-log",
+                    format!(
+                        "s{} accepted an AcceptSync of s{} for ballot {:?} with sync index {} while its log held {} entries: the suffix went to index {}",
+                        self.pid, check.leader, check.n, check.sync_idx, check.log_len, check.log_len
+                    ),
+                );
+            }
+        }
         for msg in outgoing {
             let to = msg.get_receiver();
             if (1..=self.n).contains(&to) {
