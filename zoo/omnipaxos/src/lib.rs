@@ -6,7 +6,7 @@
 //! | [`storage`] | omnipaxos's `Storage` trait on a per-server durable record (the model, and why it is faithful) |
 //! | [`server`] | one server: `OmniPaxos` fed from sim-core's net and virtual time, the KV state machine |
 //! | [`client`] | the workload: get, put, compare-and-set through the log, retries, deadlines |
-//! | [`invariants`] | decided prefixes agree, decided entries stay, linearizability |
+//! | [`invariants`] | decided prefixes agree, decided entries stay, AcceptSync within the follower's log, linearizability |
 //!
 //! **Scenario.** The first draw picks 3 servers (three runs in four) or 5 (pids 1..=n, node
 //! names `s1`..`s5`). Three clients each run one to eight operations on three keys. Every
