@@ -43,9 +43,14 @@ use crate::trace::StableHasher;
 
 /// A value of any `'static` type, sent as a message: shared behind an `Rc` (a duplicate is
 /// the same value) and hashed into the history as a digest chosen when it is wrapped.
+///
+/// A trace shows it as its `Debug` text when it was wrapped by [`Foreign::by_debug`] (cut
+/// at [`Foreign::TRACE_TEXT_MAX_CHARS`]), else as its type's name and digest.
 pub struct Foreign<T> {
     value: Rc<T>,
     digest: u64,
+    /// How a trace prints the value, when the wrapper knew it has `Debug`.
+    show: Option<fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result>,
 }
 
 impl<T> Foreign<T> {
@@ -55,6 +60,7 @@ impl<T> Foreign<T> {
         Foreign {
             value: Rc::new(value),
             digest,
+            show: None,
         }
     }
 
@@ -72,8 +78,12 @@ impl<T> Foreign<T> {
     /// The value itself, if this is its only copy (a duplicated datagram shares it: then the
     /// wrapper comes back).
     pub fn into_inner(self) -> Result<T, Self> {
-        let digest = self.digest;
-        Rc::try_unwrap(self.value).map_err(|value| Foreign { value, digest })
+        let (digest, show) = (self.digest, self.show);
+        Rc::try_unwrap(self.value).map_err(|value| Foreign {
+            value,
+            digest,
+            show,
+        })
     }
 
     /// What the history hashes for this message.
@@ -91,7 +101,10 @@ impl<T: fmt::Debug> Foreign<T> {
         // the text early, which is still a deterministic digest.
         let _ = write!(hasher, "{value:?}");
         let digest = hasher.0.finish();
-        Foreign::new(value, digest)
+        Foreign {
+            show: Some(<T as fmt::Debug>::fmt),
+            ..Foreign::new(value, digest)
+        }
     }
 }
 
@@ -132,6 +145,7 @@ impl<T> Clone for Foreign<T> {
         Foreign {
             value: Rc::clone(&self.value),
             digest: self.digest,
+            show: self.show,
         }
     }
 }
@@ -142,10 +156,37 @@ impl<T> Hash for Foreign<T> {
     }
 }
 
-impl<T> fmt::Debug for Foreign<T> {
-    /// The type's name and the digest: all a trace can say of a value it cannot print.
+impl<T> Foreign<T> {
+    /// The longest `Debug` text a trace line shows of a wrapped value; the rest is cut, so a
+    /// message carrying a thousand log entries stays one readable line.
+    pub const TRACE_TEXT_MAX_CHARS: usize = 200;
+}
+
+/// Shows the value's own `Debug` text through a stored function pointer.
+struct Shown<'a, T>(&'a T, fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result);
+
+impl<T> fmt::Debug for Shown<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{:016x}", std::any::type_name::<T>(), self.digest)
+        (self.1)(self.0, f)
+    }
+}
+
+impl<T> fmt::Debug for Foreign<T> {
+    /// The value's `Debug` text when wrapped by [`Foreign::by_debug`] (only the first
+    /// [`Foreign::TRACE_TEXT_MAX_CHARS`] characters), else the type's name and the digest:
+    /// all a trace can say of a value it cannot print. Only traces read this; the history
+    /// hashes the digest.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.show {
+            Some(show) => {
+                let text = format!("{:?}", Shown(&*self.value, show));
+                match text.char_indices().nth(Self::TRACE_TEXT_MAX_CHARS) {
+                    Some((cut, _)) => write!(f, "{}…", &text[..cut]),
+                    None => f.write_str(&text),
+                }
+            }
+            None => write!(f, "{}#{:016x}", std::any::type_name::<T>(), self.digest),
+        }
     }
 }
 
@@ -209,5 +250,29 @@ mod tests {
         let one = one.into_inner().expect_err("shared with its duplicate");
         drop(two);
         assert_eq!(one.into_inner().ok().as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn a_trace_shows_what_by_debug_wrapped_and_cuts_it_short() {
+        let vote = Foreign::by_debug(Vote {
+            term: 3,
+            granted: true,
+        });
+        assert_eq!(format!("{vote:?}"), "Vote { term: 3, granted: true }");
+        // A duplicate and a value taken back keep showing it.
+        assert_eq!(
+            format!("{:?}", vote.clone()),
+            "Vote { term: 3, granted: true }"
+        );
+        let long = Foreign::by_debug("x".repeat(500));
+        let shown = format!("{long:?}");
+        assert_eq!(
+            shown.chars().count(),
+            Foreign::<String>::TRACE_TEXT_MAX_CHARS + 1
+        );
+        assert!(shown.ends_with('…'));
+        // Wrapped without Debug: the type and digest.
+        let opaque = Foreign::new(7u8, 0xab);
+        assert_eq!(format!("{opaque:?}"), "u8#00000000000000ab");
     }
 }
