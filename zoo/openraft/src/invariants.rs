@@ -20,6 +20,10 @@
 //!   leader of an old term for an entry committed after it.
 //! * `state-machine-safety`: no two state machines apply different entries at one index (a
 //!   committed entry is never changed).
+//! * `committed-on-majority`: an entry a state machine applies is committed, so it is durable
+//!   (appended and synced, not truncated since) on a majority of the voters at that moment:
+//!   what committed means. It fails at the moment of a commit that no quorum backs, before
+//!   any later loss shows.
 //! * `linearizable` (checked once the workload is done): the clients' history has a
 //!   linearization under the key-value register model.
 
@@ -31,12 +35,17 @@ use sim_core::check::{self, OpLog};
 use crate::types::{Entry, NodeId};
 
 /// The invariants' names, in the order the scenario registers them.
-pub const RAFT_INVARIANTS: [&str; 4] = [
+pub const RAFT_INVARIANTS: [&str; 5] = [
     "election-safety",
     "log-matching",
     "leader-completeness",
     "state-machine-safety",
+    "committed-on-majority",
 ];
+
+/// Voters in the cluster, and how many make a majority.
+const VOTERS: usize = 5;
+const MAJORITY: usize = VOTERS / 2 + 1;
 
 /// An entry as the checks compare it: its term and its payload (as openraft prints it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +77,8 @@ pub struct Observer {
     committed: BTreeMap<u64, (Seen, u64)>,
     /// index → the node that applied it first and the entry.
     applied: BTreeMap<u64, (NodeId, Seen)>,
+    /// node → index → term of each entry it holds durably (synced, not truncated since).
+    durable: BTreeMap<NodeId, BTreeMap<u64, u64>>,
     violations: BTreeMap<&'static str, String>,
     /// The clients' history.
     pub ops: OpLog<KvInput, KvOutput>,
@@ -149,6 +160,30 @@ impl Observer {
         }
     }
 
+    /// `node` recovered `log` from its disk at a start: what it holds durably.
+    pub fn recovered(&mut self, node: NodeId, log: &BTreeMap<u64, Entry>) {
+        let held = log
+            .iter()
+            .map(|(&i, e)| (i, e.log_id.leader_id.term))
+            .collect();
+        self.durable.insert(node, held);
+    }
+
+    /// `node` synced entries `(index, term)` it had appended.
+    pub fn synced(&mut self, node: NodeId, entries: &[(u64, u64)]) {
+        self.durable
+            .entry(node)
+            .or_default()
+            .extend(entries.iter().copied());
+    }
+
+    /// `node` cut its log from `index` on (counted at once, before the cut is synced).
+    pub fn truncated(&mut self, node: NodeId, index: u64) {
+        if let Some(held) = self.durable.get_mut(&node) {
+            held.split_off(&index);
+        }
+    }
+
     /// `node`, whose vote is of `term`, applied `entry` to its state machine.
     pub fn applied(&mut self, node: NodeId, term: u64, entry: &Entry) {
         let index = entry.log_id.index;
@@ -162,6 +197,22 @@ impl Observer {
             self.violate(
                 "state-machine-safety",
                 format!("n{node} applied {seen:?} at index {index}, but n{first} applied {earlier:?} there"),
+            );
+        }
+        let term_of_entry = entry.log_id.leader_id.term;
+        let holders: Vec<NodeId> = self
+            .durable
+            .iter()
+            .filter(|(_, held)| held.get(&index) == Some(&term_of_entry))
+            .map(|(&n, _)| n)
+            .collect();
+        if holders.len() < MAJORITY {
+            self.violate(
+                "committed-on-majority",
+                format!(
+                    "n{node} applied entry {index} (term {term_of_entry}, {}) as committed, but only {holders:?} of {VOTERS} voters hold it durably",
+                    seen.payload
+                ),
             );
         }
         let committed = self

@@ -66,8 +66,11 @@ const CLIENTS: [&str; 3] = ["c1", "c2", "c3"];
 pub const KEYS: u64 = 3;
 /// Where a replica answers Raft RPCs.
 pub const RAFT_PORT: u16 = 1;
-/// Where a replica's Raft RPCs leave from.
-pub const RAFT_OUT_PORT: u16 = 2;
+/// Where a replica's Raft RPCs leave from: this port plus the node's incarnation. An
+/// `RpcClient` numbers its calls from 0 at every bind, so a reply to a call of an earlier
+/// incarnation would otherwise answer the call that reuses its number after a restart; on a
+/// port of its own, the new incarnation never receives it.
+pub const RAFT_OUT_PORT_BASE: u16 = 100;
 /// Where a replica answers clients (and where clients send from).
 pub const CLIENT_PORT: u16 = 3;
 
@@ -94,8 +97,9 @@ fn build(opts: &RunOptions, readers: Readers) -> Sim {
     let observer = Rc::new(RefCell::new(Observer::new(CLIENTS.len())));
     for (i, name) in REPLICAS.iter().enumerate() {
         let observer = observer.clone();
-        sim.node(name, move |_| {
-            node::replica(i as NodeId + 1, readers, observer.clone())
+        sim.node(name, move |ctx| {
+            let port = RAFT_OUT_PORT_BASE + (ctx.incarnation() % 60_000) as u16;
+            node::replica(i as NodeId + 1, port, readers, observer.clone())
         });
     }
     sim.nemesis_targets(&REPLICAS);

@@ -26,7 +26,7 @@ use sim_core::time::{now, sleep};
 use crate::network::{self, Network};
 use crate::store::{self, Obs, Readers, StateMachine};
 use crate::types::{ClientReply, ClientRequest, NodeId, Raft};
-use crate::{CLIENT_PORT, RAFT_OUT_PORT, REPLICAS};
+use crate::{CLIENT_PORT, REPLICAS};
 
 /// How long a read waits for the state machine to catch up with its read log id.
 const READ_APPLY_WAIT: Duration = Duration::from_millis(1_000);
@@ -49,10 +49,10 @@ fn config() -> Arc<openraft::Config> {
     )
 }
 
-/// Replica `id` (1-based), until it crashes.
-pub async fn replica(id: NodeId, readers: Readers, observer: Obs) {
+/// Replica `id` (1-based), its Raft calls leaving from `out_port`, until it crashes.
+pub async fn replica(id: NodeId, out_port: u16, readers: Readers, observer: Obs) {
     let (log_store, sm) = store::open(id, readers, observer).await;
-    let network = Network::bind(RAFT_OUT_PORT);
+    let network = Network::bind(out_port);
     let raft = Raft::new(id, config(), network, log_store, sm.clone())
         .await
         .expect("invariant: openraft starts on a recovered store");

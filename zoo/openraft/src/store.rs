@@ -227,6 +227,7 @@ pub async fn open(me: NodeId, readers: Readers, observer: Obs) -> (LogStore, Sta
         retry("truncate", || log.set_len(at as u64)).await;
         retry("sync", || log.sync()).await;
     }
+    observer.borrow_mut().recovered(me, &mem.entries);
     let mem = Rc::new(RefCell::new(mem));
     let store = LogStore {
         me,
@@ -346,6 +347,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry>,
     {
         let mut bytes = Vec::new();
+        let mut ids = Vec::new();
         let at = {
             let mut mem = self.mem.borrow_mut();
             let mut observer = self.observer.borrow_mut();
@@ -368,6 +370,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 bytes.extend_from_slice(&chain.to_le_bytes());
                 bytes.extend_from_slice(&payload);
                 mem.records.insert(index, (offset, chain));
+                ids.push((index, entry.log_id.leader_id.term));
                 mem.entries.insert(index, entry);
             }
             mem.log_bytes = at + bytes.len() as u64;
@@ -375,6 +378,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         };
         retry("write", || self.log.write_at(at, &bytes)).await;
         retry("sync", || self.log.sync()).await;
+        // Nothing truncated the log while the sync ran: openraft awaits `append`, which
+        // returns only now, before it submits its next log IO.
+        self.observer.borrow_mut().synced(self.me, &ids);
         callback.log_io_completed(Ok(()));
         Ok(())
     }
@@ -393,6 +399,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 }
             }
             mem.readers.clear();
+            self.observer.borrow_mut().truncated(self.me, log_id.index);
             mem.entries.split_off(&log_id.index);
             mem.records.split_off(&log_id.index);
             mem.log_bytes = offset;
