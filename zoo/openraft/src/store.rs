@@ -127,6 +127,10 @@ fn record_chain(prev: u64, payload: &[u8]) -> u64 {
     checksum(checksum(prev, &len), payload)
 }
 
+/// What a stable reader reads once a truncation came after it was handed out: the log just
+/// before the truncation (`None` until then: the live log).
+type View = RefCell<Option<BTreeMap<u64, Entry>>>;
+
 /// The log as the node has it, mirrored in memory (reads never touch the disk).
 #[derive(Debug, Default)]
 struct LogMem {
@@ -137,7 +141,7 @@ struct LogMem {
     vote: Option<Vote>,
     meta_seq: u64,
     /// The views of the readers handed out (see [`Reader`]); empty with live readers.
-    readers: Vec<Weak<RefCell<Option<BTreeMap<u64, Entry>>>>>,
+    readers: Vec<Weak<View>>,
 }
 
 impl LogMem {
@@ -250,7 +254,7 @@ pub async fn open(me: NodeId, readers: Readers, observer: Obs) -> (LogStore, Sta
 /// (with [`Readers::Stable`]) the log as it was just before it.
 pub struct Reader {
     mem: Rc<RefCell<LogMem>>,
-    view: Option<Rc<RefCell<Option<BTreeMap<u64, Entry>>>>>,
+    view: Option<Rc<View>>,
 }
 
 impl RaftLogReader<TypeConfig> for Reader {
