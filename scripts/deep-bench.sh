@@ -8,7 +8,8 @@
 #
 # BUGS (default: raft-kv's three deep bugs) are SYSTEM/BUG of this repository's systems, or
 # CRATE:SYSTEM/BUG for a system in a crate of its own (wired like examples/quickstart: its own
-# `sim` binary, a fuzz/ crate with the target named after the system, `-` written `_`). For
+# `sim` binary, a fuzz/ crate with the target named after the system, `-` written `_`);
+# CRATE:SYSTEM alone hunts the system as it is (a real bug, as in zoo/). For
 # each, run r = FIRST_RUN..FIRST_RUN+RUNS-1 (FIRST_RUN default 1; another value repeats the
 # benchmark on new seeds):
 #   sweep: `sim sweep --jobs 1 --until-first` over seeds r*10^8 .. r*10^8 + SWEEP_BUDGET
@@ -20,7 +21,9 @@
 #   typed: the fuzz target as `cargo fuzz run -s none TARGET` runs it (plus
 #          -print_final_stats=1, to count executions), cargo fuzz's default
 #          build, from an empty corpus directory, with the same budget (executions include
-#          the seeded runs the target writes into the empty corpus). TYPED=0 skips it.
+#          the seeded runs the target writes into the empty corpus). TYPED=0 skips it;
+#          TYPED_BUILD_ARGS are extra `cargo fuzz build` flags for it (e.g.
+#          --no-trace-compares, the one build flag the README asks users to add).
 # PARALLEL=2 runs two r at a time (each still on one core: the sweep with --jobs 1, libFuzzer
 # with one worker). A run that does not find the bug counts at its budget. Prints one line
 # per bug:
@@ -57,7 +60,8 @@ for entry in $bugs; do
         cargo build --release -q --manifest-path "$crate/Cargo.toml" --bin sim
     fi
     # cargo fuzz's default build (what `cargo fuzz run -s none` builds).
-    [ "$run_typed" = 0 ] || (cd "$crate/fuzz" && cargo fuzz build -s none "$target" >&2)
+    # shellcheck disable=SC2086 # TYPED_BUILD_ARGS is a list of flags
+    [ "$run_typed" = 0 ] || (cd "$crate/fuzz" && cargo fuzz build -s none ${TYPED_BUILD_ARGS:-} "$target" >&2)
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -69,7 +73,7 @@ sweep_line() {
     shift 4
     failures=$(mktemp -d)
     start=$(date +%s%N)
-    line=$("$sim" sweep --system "$system" --bug "$bug" --jobs 1 --until-first \
+    line=$("$sim" sweep --system "$system" ${bug:+--bug "$bug"} --jobs 1 --until-first \
         --seeds "$first..$(( first + sweep_budget ))" --failures-dir "$failures" "$@" 2>/dev/null | tail -1) || true
     echo "$line wall_s=$(seconds_since "$start")"
     rm -rf "$failures"
@@ -80,7 +84,7 @@ typed_line() {
     work=$(mktemp -d)
     mkdir -p "$work/corpus" "$work/artifacts"
     start=$(date +%s%N)
-    SIM_BUG=$bug "$(typed_bin "$crate" "$target")" -artifact_prefix="$work/artifacts/" \
+    env -u SIM_BUG ${bug:+SIM_BUG="$bug"} "$(typed_bin "$crate" "$target")" -artifact_prefix="$work/artifacts/" \
         -max_total_time="$fuzz_budget" -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1 || status=$?
     local wall
     wall=$(seconds_since "$start")
@@ -104,7 +108,7 @@ one_run() {
         if [ "$crate" = . ]; then
             line=$(HUNT_BUILD=0 scripts/hunt.sh "$system" "$bug" "$fuzz_budget" "$r" 2>/dev/null | tail -1)
         else
-            line=$(cd "$crate" && "$sim" hunt --system "$system" --bug "$bug" --budget "$fuzz_budget" \
+            line=$(cd "$crate" && "$sim" hunt --system "$system" ${bug:+--bug "$bug"} --budget "$fuzz_budget" \
                 --run "$r" --bin "fuzz/target/hunt/$host/release/$target" 2>/dev/null | tail -1) || true
         fi
         echo "engine=fuzz $line" >>"$out/$r"
@@ -115,10 +119,11 @@ one_run() {
 }
 for entry in $bugs; do
     crate=$(crate_of "$entry") spec=${entry#*:} system=${spec%%/*} bug=${spec#*/}
+    [ "$bug" != "$spec" ] || bug=""
     target=$(target_in "$crate" "$system")
     if [ "$crate" != . ] && [ "$run_fuzz" != 0 ]; then
         # The hunt's build, once (each run then names the binary).
-        (cd "$crate" && "$(sim_of "$crate")" hunt --system "$system" --bug "$bug" --budget 1 \
+        (cd "$crate" && "$(sim_of "$crate")" hunt --system "$system" ${bug:+--bug "$bug"} --budget 1 \
             --seeds 0 --fuzz-arg=-runs=0 >/dev/null) || true
     fi
     out=$(mktemp -d)
