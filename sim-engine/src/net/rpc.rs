@@ -89,9 +89,14 @@ impl<Req: Message, Resp: Message> RpcClient<Req, Resp> {
         let socket = Rc::new(Socket::bind(port)?);
         let pending: Pending<Resp> = Rc::default();
         let receiver = spawn(match_replies(socket.clone(), pending.clone()));
+        // Call ids are unique across the node's incarnations: a server that answers a request
+        // of the previous incarnation after a restart sends the reply to the new one's socket
+        // on the same port, where a reused id would hand it to an unrelated call (a vote reply
+        // read as an append reply). The first incarnation's ids start at 0, as they always did.
+        let first_id = u64::from(socket.inc) << 32;
         Ok(RpcClient {
             socket,
-            next_id: Cell::new(0),
+            next_id: Cell::new(first_id),
             pending,
             receiver,
         })
@@ -184,6 +189,77 @@ impl<Req: Message, Resp: Message> RpcServer<Req, Resp> {
                 id: request.id,
                 body,
             },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{RpcClient, RpcError, RpcServer};
+    use crate::net::Addr;
+    use crate::node::{crash, restart};
+    use crate::sim::{Config, Sim};
+    use crate::time::sleep;
+
+    /// A server answers a request of the caller's previous incarnation after the caller
+    /// restarted: the reply reaches the new incarnation's socket on the same port, and must
+    /// not answer the new incarnation's first call.
+    #[test]
+    fn a_late_reply_to_a_previous_incarnation_answers_no_new_call() {
+        let mut sim = Sim::new(Config::default());
+        sim.node("server", |_| async {
+            let server = RpcServer::<&'static str, &'static str>::bind(1).unwrap();
+            loop {
+                let request = server.recv().await;
+                // Slow on the first request only: its reply goes out after the restart.
+                if request.body == "vote" {
+                    sleep(Duration::from_millis(100)).await;
+                    server.reply(&request, "vote reply");
+                } else {
+                    server.reply(&request, "append reply");
+                }
+            }
+        });
+        sim.node("caller", |ctx| async move {
+            let client = RpcClient::<&'static str, &'static str>::bind(2).unwrap();
+            let server = Addr::named("server", 1);
+            if ctx.incarnation() == 0 {
+                // Never answered within this incarnation: the node crashes first.
+                let _ = client.call(server, "vote", Duration::from_secs(10)).await;
+            } else {
+                sleep(Duration::from_millis(80)).await;
+                // Sent just before the late vote reply arrives; the server answers it after
+                // that reply.
+                let answer = client
+                    .call(server, "append", Duration::from_millis(50))
+                    .await;
+                assert_ne!(
+                    answer,
+                    Ok("vote reply"),
+                    "a reply of the previous incarnation"
+                );
+                assert!(matches!(
+                    answer,
+                    Ok("append reply") | Err(RpcError::Timeout)
+                ));
+            }
+            std::future::pending::<()>().await;
+        });
+        sim.client("nemesis", |_| async {
+            // After the vote request has arrived (traffic of a crashed incarnation that is
+            // still in flight is cancelled), before its reply.
+            sleep(Duration::from_millis(20)).await;
+            crash("caller").unwrap();
+            restart("caller").unwrap();
+            sleep(Duration::from_millis(300)).await;
+        });
+        let report = sim.run_seed(0);
+        assert!(
+            report.outcome.class.is_pass(),
+            "{}",
+            report.outcome.summary_line()
         );
     }
 }
