@@ -22,7 +22,8 @@ pub mod client;
 pub mod invariants;
 pub mod network;
 pub mod node;
-pub mod runtime;
+/// openraft's runtime on sim-core, from the adapter crate users depend on.
+pub use openraft_runtime as runtime;
 pub mod store;
 pub mod types;
 
