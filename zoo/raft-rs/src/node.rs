@@ -193,7 +193,11 @@ impl Peer {
         self.observer
             .borrow_mut()
             .became_leader(self.id, raft.term, |index| {
-                let e = log.entries(index, 0).ok()?.into_iter().next()?;
+                #[cfg(not(feature = "storage-v07"))]
+                let entries = log.entries(index, 0);
+                #[cfg(feature = "storage-v07")]
+                let entries = log.entries(index, 0, raft::GetEntriesContext::empty(false));
+                let e = entries.ok()?.into_iter().next()?;
                 (e.index == index).then(|| entry_id(&e))
             });
     }

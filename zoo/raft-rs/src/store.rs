@@ -95,6 +95,7 @@ impl Storage for SimStorage {
         low: u64,
         high: u64,
         max_size: impl Into<Option<u64>>,
+        #[cfg(feature = "storage-v07")] _context: raft::GetEntriesContext,
     ) -> raft::Result<Vec<Entry>> {
         let core = self.0.borrow();
         if low <= BASE_INDEX {
@@ -145,7 +146,11 @@ impl Storage for SimStorage {
         Ok(BASE_INDEX + self.0.borrow().entries.len() as u64)
     }
 
-    fn snapshot(&self, _request_index: u64) -> raft::Result<Snapshot> {
+    fn snapshot(
+        &self,
+        _request_index: u64,
+        #[cfg(feature = "storage-v07")] _to: u64,
+    ) -> raft::Result<Snapshot> {
         // Never compacted, so never needed; if raft asks, it asks again later.
         Err(raft::Error::Store(
             StorageError::SnapshotTemporarilyUnavailable,
