@@ -62,6 +62,26 @@ use crate::trace::{render_lines, Event};
 /// How many trace lines a failure report shows.
 pub const TRACE_TAIL_LINES: usize = 25;
 
+/// The hunt's libFuzzer flags (`sim hunt`, and a `sim_fuzz_target!` run as typed without any
+/// of them): the vanilla corpus schedule (1.7-2.9x less time to the same bug), no mutations
+/// from comparison tables (keyed by code address, so any rebuild would run another search),
+/// and no length ramp. Measured in `fuzz/README.md`.
+pub const HUNT_FLAGS: [&str; 3] = ["-entropic=0", "-use_cmp=0", "-len_control=0"];
+
+/// How many seeded runs a hunt starts from: the sweep's variety, recorded as byte inputs.
+pub const HUNT_SEED_RUNS: u64 = 32;
+
+/// The `-max_len` a hunt gives libFuzzer: room to grow to 4x the longest input it starts
+/// from, and never under 4,096 bytes.
+///
+/// ```
+/// assert_eq!(sim_core::fuzz::hunt_max_len_bytes(100), 4096);
+/// assert_eq!(sim_core::fuzz::hunt_max_len_bytes(2000), 8000);
+/// ```
+pub fn hunt_max_len_bytes(longest_input_bytes: usize) -> usize {
+    longest_input_bytes.saturating_mul(4).max(4096)
+}
+
 /// Which engine drives the harness; decides only how the replay command names the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {

@@ -2,6 +2,8 @@
 
 pub use libfuzzer_sys;
 
+use sim_core::fuzz::{hunt_max_len_bytes, HUNT_FLAGS, HUNT_SEED_RUNS};
+
 /// Maps the harness's verdict to libFuzzer's.
 pub fn corpus(verdict: sim_core::fuzz::Verdict) -> libfuzzer_sys::Corpus {
     match verdict {
@@ -125,23 +127,12 @@ macro_rules! sim_fuzz_target {
     };
 }
 
-/// The libFuzzer flags of the hunt (`sim hunt`), which `cargo fuzz run` as typed gets too
-/// when the user gave none of them: the vanilla corpus schedule (1.7-2.9x less time to the
-/// same bug), no mutations from comparison tables (keyed by code address, so any rebuild
-/// would run another search) and no length ramp. (The hunt also drops libFuzzer's status
-/// line per new corpus entry, about 5% of its time; typed by hand, the progress stays.)
-pub const HUNT_FLAGS: [&str; 3] = ["-entropic=0", "-use_cmp=0", "-len_control=0"];
-
-/// Seeded runs written into an empty corpus directory, so the search starts with the
-/// sweep's variety as `sim hunt`'s does.
-pub const SEED_RUNS: u64 = 32;
-
 /// Set in the environment of the process [`as_typed_is_the_hunt`] starts, so it runs once.
 const APPLIED: &str = "SIM_HUNT_DEFAULTS_APPLIED";
 
 /// Makes `cargo fuzz run -s none TARGET`, as typed, the hunt: called from libFuzzer's
 /// initialisation hook, before libFuzzer reads its flags. When the corpus directory
-/// libFuzzer was given is empty it writes [`SEED_RUNS`] seeded runs into it (their bytes
+/// libFuzzer was given is empty it writes [`HUNT_SEED_RUNS`] seeded runs into it (their bytes
 /// replay those runs), and when the user gave none of [`HUNT_FLAGS`]' flags it starts this
 /// program again with them added, and `-max_len` at 4x the longest corpus input (at least
 /// 4,096), as the hunt has it (libfuzzer-sys does not hand its hook libFuzzer's
@@ -185,7 +176,7 @@ pub fn as_typed_is_the_hunt(harness: fn() -> &'static sim_core::fuzz::Harness) {
         // As the hunt: room to grow to 4x the longest input (libFuzzer's default stops at the
         // longest, when that is over 4,096 bytes).
         let longest_bytes = corpus.map_or(0, longest_file_bytes);
-        flags.push(format!("-max_len={}", (longest_bytes * 4).max(4096)));
+        flags.push(format!("-max_len={}", hunt_max_len_bytes(longest_bytes)));
     }
     reexec_with(&args, &flags);
 }
@@ -213,8 +204,8 @@ fn seed_if_empty(harness: &sim_core::fuzz::Harness, corpus: &std::path::Path) {
     let clock = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
-    let first = u64::from(clock ^ std::process::id()) * SEED_RUNS;
-    for seed in first..first + SEED_RUNS {
+    let first = u64::from(clock ^ std::process::id()) * HUNT_SEED_RUNS;
+    for seed in first..first + HUNT_SEED_RUNS {
         let run = sim_core::run_spec::RunSpec::new(
             harness.variant().clone(),
             sim_core::choice::Input::Seed(seed),
@@ -233,9 +224,9 @@ fn seed_if_empty(harness: &sim_core::fuzz::Harness, corpus: &std::path::Path) {
         }
     }
     eprintln!(
-        "sim: the corpus {} was empty: wrote {SEED_RUNS} seeded runs to start from (seeds {first}..{})",
+        "sim: the corpus {} was empty: wrote {HUNT_SEED_RUNS} seeded runs to start from (seeds {first}..{})",
         corpus.display(),
-        first + SEED_RUNS
+        first + HUNT_SEED_RUNS
     );
 }
 

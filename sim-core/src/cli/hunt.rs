@@ -34,12 +34,11 @@ use clap::Args;
 
 use super::{Cli, CliError, VariantArgs};
 use crate::choice::Input;
+use crate::fuzz::{hunt_max_len_bytes, HUNT_FLAGS, HUNT_SEED_RUNS};
 use crate::run_spec::{RunFlags, RunSpec};
 
 /// Seeds of hunt run R start here times R, so runs of a benchmark never share a seed.
 const SEEDS_PER_RUN: u64 = 1_000_000;
-/// The smallest `-max_len` a hunt gives libFuzzer, whatever the seed inputs' lengths.
-const MAX_LEN_FLOOR_BYTES: usize = 4096;
 /// How often the hunt looks for a finished libFuzzer process.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// RUSTFLAGS added to `cargo fuzz build`'s: no indirect-call traces
@@ -67,7 +66,7 @@ pub(super) struct HuntArgs {
     #[arg(long, default_value_t = 1)]
     jobs: u32,
     /// Seeded runs to start from (0: libFuzzer starts from an empty corpus).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = HUNT_SEED_RUNS)]
     seeds: u64,
     /// The fuzz crate (made by `cargo fuzz init`); crashes are kept in DIR/artifacts/TARGET.
     #[arg(long, value_name = "DIR", default_value = "fuzz")]
@@ -163,7 +162,7 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
             writeln!(out, "replay={}", run.run_command(&cli.replay_prefix, None))?;
             writeln!(out, "{}", report.outcome.summary_line())?;
             let execs = seed - first_seed + 1;
-            finish(out, true, execs, start)?;
+            finish(out, true, execs, start.elapsed())?;
             return Ok(1);
         }
         let path = scratch.0.join(format!("seed-{seed}.bin"));
@@ -180,16 +179,15 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
         path: artifacts.clone(),
         source,
     })?;
-    let mut flags = vec![
+    let mut flags: Vec<String> = HUNT_FLAGS.iter().map(|f| f.to_string()).collect();
+    flags.extend([
         format!("-max_total_time={}", args.budget),
-        format!("-max_len={}", (longest_bytes * 4).max(MAX_LEN_FLOOR_BYTES)),
-        "-len_control=0".to_string(),
-        "-entropic=0".to_string(),
-        "-use_cmp=0".to_string(),
+        format!("-max_len={}", hunt_max_len_bytes(longest_bytes)),
+        // No status line per new corpus entry: about 5% of a hunt's time, read by nobody.
         "-verbosity=0".to_string(),
         "-print_final_stats=1".to_string(),
         format!("-artifact_prefix={}/", artifacts.display()),
-    ];
+    ]);
     if !seed_files.is_empty() {
         // libFuzzer reads the list as one string: no trailing newline.
         let list = seed_files
@@ -254,7 +252,7 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
             }
         }
     }
-    finish_at(out, found_job.is_some(), execs, wall)?;
+    finish(out, found_job.is_some(), execs, wall)?;
     Ok(i32::from(found_job.is_some()))
 }
 
@@ -448,11 +446,7 @@ fn lines_of(path: &Path) -> impl Iterator<Item = String> {
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn finish(out: &mut dyn Write, found: bool, execs: u64, start: Instant) -> std::io::Result<()> {
-    finish_at(out, found, execs, start.elapsed())
-}
-
-fn finish_at(out: &mut dyn Write, found: bool, execs: u64, wall: Duration) -> std::io::Result<()> {
+fn finish(out: &mut dyn Write, found: bool, execs: u64, wall: Duration) -> std::io::Result<()> {
     writeln!(
         out,
         "found={} execs={execs} wall_s={:.2}",
