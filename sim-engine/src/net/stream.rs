@@ -41,7 +41,7 @@ use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash_bytes, EventKind};
 use crate::world::DueEvent;
-use crate::world::{self, with, World};
+use crate::world::{self, with_net, NetView};
 
 #[derive(Debug)]
 enum SegKind {
@@ -163,7 +163,7 @@ fn io_err(kind: ErrorKind, what: &'static str) -> io::Error {
 
 /// Queues a segment from side `dir` to the other side, after the link's latency (keeping
 /// the direction's order), applying the stream faults to data and FIN segments.
-fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
+fn push_seg(w: &mut NetView<'_>, c: u32, dir: usize, kind: SegKind) {
     let (from, to, faultable) = {
         let conn = &w.net.conns[c as usize];
         (
@@ -282,7 +282,7 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
 
 /// Delivers the segments of `conn`'s direction `dir` that are due, unless a clog or stall
 /// holds them.
-pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
+pub(crate) fn segments_due(w: &mut NetView<'_>, c: u32, dir: u8) {
     let dir = dir as usize;
     let now = w.clock.now_ns();
     loop {
@@ -341,7 +341,7 @@ pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
 }
 
 /// A segment from side `dir` reached the other side.
-fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
+fn arrive(w: &mut NetView<'_>, c: u32, dir: usize, seg: Seg) {
     let r = 1 - dir;
     let id = seg.id;
     let to = w.net.conns[c as usize].sides[r].node;
@@ -461,7 +461,7 @@ fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
 
 /// Resets both live sides of a connection at once (a reset fault, or a partition), dropping
 /// whatever was in flight.
-pub(crate) fn reset_conn(w: &mut World, c: u32, why: &'static str) {
+pub(crate) fn reset_conn(w: &mut NetView<'_>, c: u32, why: &'static str) {
     for dir in 0..2 {
         let queue = std::mem::take(&mut w.net.conns[c as usize].dirs[dir].queue);
         for seg in queue {
@@ -486,7 +486,7 @@ pub(crate) fn reset_conn(w: &mut World, c: u32, why: &'static str) {
 
 /// Step 3 of a crash for streams: the node's sides are gone and what was in flight to or
 /// from them is cancelled. Returns how many segments were lost.
-pub(crate) fn cancel_node(w: &mut World, node: u32) -> usize {
+pub(crate) fn cancel_node(w: &mut NetView<'_>, node: u32) -> usize {
     let mut lost = 0;
     for c in 0..w.net.conns.len() as u32 {
         let conn = &mut w.net.conns[c as usize];
@@ -513,7 +513,7 @@ pub(crate) fn cancel_node(w: &mut World, node: u32) -> usize {
 }
 
 /// Step 5 of a crash for one connection: the survivor's side is reset.
-pub(crate) fn reset_survivor(w: &mut World, c: u32, crashed: u32) {
+pub(crate) fn reset_survivor(w: &mut NetView<'_>, c: u32, crashed: u32) {
     for r in 0..2 {
         let side = &mut w.net.conns[c as usize].sides[r];
         if side.node != crashed && side.is_live() && (side.established || r == 0) {
@@ -529,7 +529,7 @@ pub(crate) fn reset_survivor(w: &mut World, c: u32, crashed: u32) {
 
 /// A clog on `from -> to` ended: every stream direction on it delivers what it held, now
 /// and in order (a stall still in force keeps holding).
-pub(crate) fn release_link(w: &mut World, from: u32, to: u32) {
+pub(crate) fn release_link(w: &mut NetView<'_>, from: u32, to: u32) {
     for c in 0..w.net.conns.len() as u32 {
         for dir in 0..2u8 {
             let conn = &w.net.conns[c as usize];
@@ -546,7 +546,7 @@ pub(crate) fn release_link(w: &mut World, from: u32, to: u32) {
 
 /// Closes side `s` (its handle was dropped): a reset if unread bytes are in its buffer (or
 /// `abort`), else a FIN if it had not half-closed already.
-fn close_side(w: &mut World, c: u32, s: usize, abort: bool) {
+fn close_side(w: &mut NetView<'_>, c: u32, s: usize, abort: bool) {
     let side = &mut w.net.conns[c as usize].sides[s];
     if side.dead || side.closed {
         return;
@@ -593,7 +593,7 @@ impl Listener {
     }
 
     fn bind_with(port: u16, faultable: bool) -> Result<Listener, NetError> {
-        with(|w| {
+        with_net(|w| {
             let node = w
                 .current_node()
                 .expect("Listener::bind must be called from a task");
@@ -644,7 +644,7 @@ impl Future for Accept<'_> {
     type Output = io::Result<(Stream, Addr)>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let l = self.listener;
-        with(|w| {
+        with_net(|w| {
             let Some(state) = w
                 .net
                 .listeners
@@ -691,7 +691,7 @@ impl Drop for Listener {
     fn drop(&mut self) {
         let key = (self.node, self.port);
         let bind_id = self.bind_id;
-        world::try_with(self.epoch, |w| {
+        world::try_with_net(self.epoch, |w| {
             if w.net
                 .listeners
                 .get(&key)
@@ -770,7 +770,7 @@ impl Stream {
     }
 
     fn connect_with(name: &str, port: u16, faultable: bool) -> Connect {
-        let state = with(|w| {
+        let state = with_net(|w| {
             let node = w
                 .current_node()
                 .expect("Stream::connect must be called from a task");
@@ -859,7 +859,7 @@ impl Stream {
     /// Half-closes: sends a FIN after the bytes already written. Reading goes on. (What
     /// `AsyncWriteExt::close` does.)
     pub fn shutdown(&self) -> io::Result<()> {
-        with(|w| {
+        with_net(|w| {
             let side = self.check_alive(w)?;
             if side.reset {
                 return Err(io_err(
@@ -876,7 +876,7 @@ impl Stream {
         })
     }
 
-    fn check_alive<'w>(&self, w: &'w mut World) -> io::Result<&'w mut Side> {
+    fn check_alive<'w>(&self, w: &'w mut NetView<'_>) -> io::Result<&'w mut Side> {
         if !alive(w, self.node, self.inc) {
             return Err(io_err(ErrorKind::NotConnected, "the stream's node crashed"));
         }
@@ -888,7 +888,7 @@ impl Stream {
     }
 
     fn poll_read_impl(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        with(|w| {
+        with_net(|w| {
             let side = match self.check_alive(w) {
                 Ok(s) => s,
                 Err(e) => return Poll::Ready(Err(e)),
@@ -918,7 +918,7 @@ impl Stream {
     }
 
     fn write_impl(&self, buf: &[u8]) -> io::Result<usize> {
-        with(|w| {
+        with_net(|w| {
             let s = self.side as usize;
             let peer_closed = w.net.conns[self.conn as usize].sides[1 - s].closed;
             let side = self.check_alive(w)?;
@@ -965,7 +965,7 @@ impl Future for Connect {
             Err(_) => return Poll::Ready(self.state.take().expect("checked")),
             Ok(stream) => (stream.conn, stream.side as usize),
         };
-        let verdict = with(|w| {
+        let verdict = with_net(|w| {
             let side = &mut w.net.conns[c as usize].sides[s];
             if side.refused {
                 Some(Err(io_err(
@@ -998,7 +998,7 @@ impl Future for Connect {
 impl Drop for Stream {
     fn drop(&mut self) {
         let (c, s) = (self.conn, self.side as usize);
-        world::try_with(self.epoch, |w| close_side(w, c, s, false));
+        world::try_with_net(self.epoch, |w| close_side(w, c, s, false));
     }
 }
 
