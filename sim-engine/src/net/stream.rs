@@ -173,7 +173,6 @@ fn push_seg(w: &mut NetView<'_>, c: u32, dir: usize, kind: SegKind) {
         )
     };
     let id = w.net.next_msg();
-    let p = w.net.profile;
     let payload_seg = matches!(kind, SegKind::Data(_) | SegKind::Fin);
     if faultable && payload_seg {
         draw_link_faults(w, from, to);
@@ -213,57 +212,8 @@ fn push_seg(w: &mut NetView<'_>, c: u32, dir: usize, kind: SegKind) {
         },
         || detail,
     );
-    if faultable && payload_seg {
-        let silenced = {
-            let conn = &mut w.net.conns[c as usize];
-            if conn.silent {
-                Some("the peer is silent")
-            } else if let Some(left) = conn.silent_after.as_mut() {
-                if *left == 0 {
-                    conn.silent = true;
-                    conn.silent_after = None;
-                    Some("the peer falls silent")
-                } else {
-                    *left -= 1;
-                    None
-                }
-            } else {
-                None
-            }
-        };
-        if let Some(why) = silenced {
-            w.record(Some(from), EventKind::Drop { msg: id }, || {
-                format!("#{id}: {why}")
-            });
-            return;
-        }
-        if matches!(kind, SegKind::Data(_))
-            && p.reset_per_mille > 0
-            && w.source.chance(
-                NET_FAULT_RESET.name(),
-                u64::from(p.reset_per_mille),
-                PER_MILLE,
-            )
-        {
-            w.record(Some(from), EventKind::Drop { msg: id }, || {
-                format!("#{id}: lost with the connection")
-            });
-            reset_conn(w, c, "reset fault");
-            return;
-        }
-        if p.stall_per_mille > 0
-            && w.source.chance(
-                NET_FAULT_STALL.name(),
-                u64::from(p.stall_per_mille),
-                PER_MILLE,
-            )
-        {
-            let ms = w
-                .source
-                .range_inclusive(NET_FAULT_STALL_MS.name(), 1, p.stall_ms_max.max(1));
-            let d = &mut w.net.conns[c as usize].dirs[dir];
-            d.stalled_until_ns = d.stalled_until_ns.max(at + ms * 1_000_000);
-        }
+    if faultable && payload_seg && !survives_stream_faults(w, c, dir, id, &kind, at) {
+        return;
     }
     w.net.conns[c as usize].dirs[dir].queue.push_back(Seg {
         id,
@@ -278,6 +228,72 @@ fn push_seg(w: &mut NetView<'_>, c: u32, dir: usize, kind: SegKind) {
             dir: dir as u8,
         },
     );
+}
+
+/// The stream faults on a data or FIN segment of a faultable connection, sent at `at`: a
+/// silent peer drops it, a reset fault drops it with the connection, a stall holds the
+/// direction. False when the segment is lost (the drop recorded).
+fn survives_stream_faults(
+    w: &mut NetView<'_>,
+    c: u32,
+    dir: usize,
+    id: u64,
+    kind: &SegKind,
+    at: u64,
+) -> bool {
+    let from = w.net.conns[c as usize].sides[dir].node;
+    let p = w.net.profile;
+    let silenced = {
+        let conn = &mut w.net.conns[c as usize];
+        if conn.silent {
+            Some("the peer is silent")
+        } else if let Some(left) = conn.silent_after.as_mut() {
+            if *left == 0 {
+                conn.silent = true;
+                conn.silent_after = None;
+                Some("the peer falls silent")
+            } else {
+                *left -= 1;
+                None
+            }
+        } else {
+            None
+        }
+    };
+    if let Some(why) = silenced {
+        w.record(Some(from), EventKind::Drop { msg: id }, || {
+            format!("#{id}: {why}")
+        });
+        return false;
+    }
+    if matches!(kind, SegKind::Data(_))
+        && p.reset_per_mille > 0
+        && w.source.chance(
+            NET_FAULT_RESET.name(),
+            u64::from(p.reset_per_mille),
+            PER_MILLE,
+        )
+    {
+        w.record(Some(from), EventKind::Drop { msg: id }, || {
+            format!("#{id}: lost with the connection")
+        });
+        reset_conn(w, c, "reset fault");
+        return false;
+    }
+    if p.stall_per_mille > 0
+        && w.source.chance(
+            NET_FAULT_STALL.name(),
+            u64::from(p.stall_per_mille),
+            PER_MILLE,
+        )
+    {
+        let ms = w
+            .source
+            .range_inclusive(NET_FAULT_STALL_MS.name(), 1, p.stall_ms_max.max(1));
+        let d = &mut w.net.conns[c as usize].dirs[dir];
+        d.stalled_until_ns = d.stalled_until_ns.max(at + ms * 1_000_000);
+    }
+    true
 }
 
 /// Delivers the segments of `conn`'s direction `dir` that are due, unless a clog or stall
@@ -353,50 +369,7 @@ fn arrive(w: &mut NetView<'_>, c: u32, dir: usize, seg: Seg) {
         return;
     }
     match seg.kind {
-        SegKind::Syn => {
-            if !w.nodes.is_up(to) {
-                w.record(Some(to), EventKind::Drop { msg: id }, || {
-                    format!("#{id} conn {c} SYN: destination node is down")
-                });
-                return;
-            }
-            w.record(Some(to), EventKind::Deliver { msg: id }, || {
-                format!("#{id} conn {c} SYN")
-            });
-            let inc = incarnation(w, to);
-            let port = w.net.conns[c as usize].sides[r].port;
-            let faultable = w.net.conns[c as usize].faultable;
-            let p = w.net.profile;
-            let accepted = match w.net.listeners.get(&(to, port)) {
-                None => false,
-                Some(l) => {
-                    let lf = l.faultable;
-                    !(faultable
-                        && lf
-                        && p.refuse_per_mille > 0
-                        && w.source.chance(
-                            NET_FAULT_REFUSE.name(),
-                            u64::from(p.refuse_per_mille),
-                            PER_MILLE,
-                        ))
-                }
-            };
-            if !accepted {
-                push_seg(w, c, r, SegKind::Refuse);
-                return;
-            }
-            let l = w.net.listeners.get_mut(&(to, port)).expect("checked above");
-            l.backlog.push_back(c);
-            if let Some(waker) = l.waiter.take() {
-                waker.wake();
-            }
-            let lf = l.faultable;
-            let conn = &mut w.net.conns[c as usize];
-            conn.faultable &= lf;
-            conn.sides[r].inc = inc;
-            conn.sides[r].established = true;
-            push_seg(w, c, r, SegKind::SynAck);
-        }
+        SegKind::Syn => arrive_syn(w, c, r, id),
         SegKind::SynAck => {
             w.record(Some(to), EventKind::Deliver { msg: id }, || {
                 format!("#{id} conn {c} SYN-ACK")
@@ -417,24 +390,7 @@ fn arrive(w: &mut NetView<'_>, c: u32, dir: usize, seg: Seg) {
             side.refused = true;
             side.wake();
         }
-        SegKind::Data(bytes) => {
-            let side = &mut w.net.conns[c as usize].sides[r];
-            if side.closed || side.reset {
-                let was_closed = side.closed;
-                w.record(Some(to), EventKind::Drop { msg: id }, || {
-                    format!("#{id} conn {c}: data for a closed socket")
-                });
-                if was_closed {
-                    push_seg(w, c, r, SegKind::Rst);
-                }
-                return;
-            }
-            side.recv.extend(bytes);
-            side.wake();
-            w.record(Some(to), EventKind::Deliver { msg: id }, || {
-                format!("#{id} conn {c} data")
-            });
-        }
+        SegKind::Data(bytes) => arrive_data(w, c, r, id, bytes),
         SegKind::Fin => {
             let side = &mut w.net.conns[c as usize].sides[r];
             side.fin_rcvd = true;
@@ -457,6 +413,76 @@ fn arrive(w: &mut NetView<'_>, c: u32, dir: usize, seg: Seg) {
             }
         }
     }
+}
+
+/// A SYN reached side `r`'s node: the listener accepts it (answering SYN-ACK) unless the
+/// node is down, no one listens, or a refuse fault is drawn (answering a refusal).
+fn arrive_syn(w: &mut NetView<'_>, c: u32, r: usize, id: u64) {
+    let to = w.net.conns[c as usize].sides[r].node;
+    if !w.nodes.is_up(to) {
+        w.record(Some(to), EventKind::Drop { msg: id }, || {
+            format!("#{id} conn {c} SYN: destination node is down")
+        });
+        return;
+    }
+    w.record(Some(to), EventKind::Deliver { msg: id }, || {
+        format!("#{id} conn {c} SYN")
+    });
+    let inc = incarnation(w, to);
+    let port = w.net.conns[c as usize].sides[r].port;
+    let faultable = w.net.conns[c as usize].faultable;
+    let p = w.net.profile;
+    let accepted = match w.net.listeners.get(&(to, port)) {
+        None => false,
+        Some(l) => {
+            let lf = l.faultable;
+            !(faultable
+                && lf
+                && p.refuse_per_mille > 0
+                && w.source.chance(
+                    NET_FAULT_REFUSE.name(),
+                    u64::from(p.refuse_per_mille),
+                    PER_MILLE,
+                ))
+        }
+    };
+    if !accepted {
+        push_seg(w, c, r, SegKind::Refuse);
+        return;
+    }
+    let l = w.net.listeners.get_mut(&(to, port)).expect("checked above");
+    l.backlog.push_back(c);
+    if let Some(waker) = l.waiter.take() {
+        waker.wake();
+    }
+    let lf = l.faultable;
+    let conn = &mut w.net.conns[c as usize];
+    conn.faultable &= lf;
+    conn.sides[r].inc = inc;
+    conn.sides[r].established = true;
+    push_seg(w, c, r, SegKind::SynAck);
+}
+
+/// Data reached side `r`: into its receive buffer, or, for a side already closed or reset,
+/// dropped (a closed side answers with a reset).
+fn arrive_data(w: &mut NetView<'_>, c: u32, r: usize, id: u64, bytes: Vec<u8>) {
+    let to = w.net.conns[c as usize].sides[r].node;
+    let side = &mut w.net.conns[c as usize].sides[r];
+    if side.closed || side.reset {
+        let was_closed = side.closed;
+        w.record(Some(to), EventKind::Drop { msg: id }, || {
+            format!("#{id} conn {c}: data for a closed socket")
+        });
+        if was_closed {
+            push_seg(w, c, r, SegKind::Rst);
+        }
+        return;
+    }
+    side.recv.extend(bytes);
+    side.wake();
+    w.record(Some(to), EventKind::Deliver { msg: id }, || {
+        format!("#{id} conn {c} data")
+    });
 }
 
 /// Resets both live sides of a connection at once (a reset fault, or a partition), dropping
