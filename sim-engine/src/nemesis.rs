@@ -433,6 +433,12 @@ fn tick(w: &mut World) -> Vec<Act> {
 /// Marks `node` held down by the nemesis and schedules its restart `after_ms` from now (in
 /// the incarnation its fall will start).
 fn held_down(w: &mut World, node: u32, after_ms: u64) {
+    // Its restart is already scheduled: a second fall would schedule another, and the node
+    // would come back twice.
+    debug_assert!(
+        !w.nemesis().held_down[node as usize],
+        "the nemesis takes down node {node}, which it already holds down"
+    );
     w.nemesis_mut().held_down[node as usize] = true;
     let incarnation = w.nodes().incarnation(node) + 1;
     schedule(w, after_ms, Action::Restart { node, incarnation });

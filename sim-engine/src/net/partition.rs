@@ -181,6 +181,7 @@ fn cut(w: &mut NetView<'_>, links: &[(u32, u32)], scripted: bool) {
         } else {
             l.cut_drawn += 1;
         }
+        debug_assert!(l.is_cut(), "link {x}->{y} cut but not reading as cut");
         if !was && !newly.contains(&(x, y)) && !newly.contains(&(y, x)) {
             newly.push((x, y));
         }

@@ -215,7 +215,14 @@ fn push_seg(w: &mut NetView<'_>, c: u32, dir: usize, kind: SegKind) {
     if faultable && payload_seg && !survives_stream_faults(w, c, dir, id, &kind, at) {
         return;
     }
-    w.net.conns[c as usize].dirs[dir].queue.push_back(Seg {
+    let queue = &mut w.net.conns[c as usize].dirs[dir].queue;
+    // Segments are delivered from the front as they come due: the queue must be in the order
+    // of their arrival times, or a later segment would wait behind an earlier one.
+    debug_assert!(
+        queue.back().is_none_or(|last| last.at_ns < at),
+        "conn {c} dir {dir}: segment due at {at}ns queued behind a later one"
+    );
+    queue.push_back(Seg {
         id,
         at_ns: at,
         held: false,

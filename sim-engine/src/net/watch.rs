@@ -98,6 +98,7 @@ pub(crate) fn fire(w: &mut NetView<'_>, id: u32, reason: DownReason) {
     if !wa.active {
         return;
     }
+    debug_assert!(wa.fired.is_none(), "watch {id} fires twice");
     wa.active = false;
     wa.fired = Some(reason);
     if let Some(waker) = wa.waker.take() {
