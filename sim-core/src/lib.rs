@@ -28,22 +28,21 @@
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
-//! | [`campaign`] | seed campaigns on every core and in shards; merging shard results |
-//! | [`shrink`] | the shrinker: a failing input made small, same failure, verified |
 //! | [`run_spec`] | the description of a run: system, bug, every flag, input — built once |
-//! | [`repro`] | repro files, trace files, run identity: what a failure leaves behind |
 //! | [`render`] | pictures of a trace: space-time diagram (SVG), ShiViz log, the story |
 //! | [`system`] | what the CLI, fuzz targets and tests know of a system under test |
-//! | [`fuzz`] | the fuzz harness: input bytes → run → verdict, for libFuzzer, AFL++ and tests |
-//! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
-//! | [`mutate`] | a lane-aware mutator and crossover for libFuzzer |
 //! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
 //! | [`os`] | the OS boundary: what `sim-os`'s clock, entropy and escape hooks answer inside a run |
 //! | [`prelude`] | the names most scenarios use, in one import (with `Choices` beside `Source`) |
 //! | [`random`] | a random generator drawn from the input, for `rand` 0.8 and 0.9, in any task |
-//! | [`determinism`] | self-check: re-run an input, compare hashes, name the first difference |
 //! | [`workload`] | workload helpers: operation counts, think times, quiet periods |
 //! | [`cli`] | the `sim` command-line builder systems register with |
+//!
+//! Hidden from these docs, public for this workspace's own crates: the machinery behind the
+//! `sim` commands (`campaign`, `shrink`, `repro`, `determinism`), the fuzz harness and the
+//! mutator (`fuzz`, `mutate`, `signal`), which `sim-fuzz` wraps for fuzz targets, and the
+//! engine's shared vocabulary (`hash`, `fault_kinds`, `node_id`, re-exported by `trace`,
+//! `faults` and `node`).
 //!
 //! ```
 //! use sim_core::net::{Addr, Socket};
@@ -71,22 +70,29 @@
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+#[doc(hidden)]
 pub mod campaign;
 pub mod cli;
+#[doc(hidden)]
 pub mod determinism;
+#[doc(hidden)]
 pub mod fuzz;
+#[doc(hidden)]
 pub mod mutate;
 pub mod prelude;
 pub mod render;
+#[doc(hidden)]
 pub mod repro;
 pub mod run_spec;
+#[doc(hidden)]
 pub mod shrink;
 pub mod system;
 
 // The engine, re-exported so every `sim_core::` path keeps working: a system that only
 // simulates may depend on `sim-engine` alone, and its `sim` binary on this crate.
 pub use sim_engine::{
-    buggify, check, choice, cover, disk, fault_kinds, faults, foreign, hash, in_simulation,
-    nemesis, net, node, node_id, os, random, report, rt, select, signal, sim, time, trace,
-    workload,
+    buggify, check, choice, cover, disk, faults, foreign, in_simulation, nemesis, net, node, os,
+    random, report, rt, select, sim, time, trace, workload,
 };
+#[doc(hidden)]
+pub use sim_engine::{fault_kinds, hash, node_id, signal};

@@ -52,15 +52,15 @@ pub fn fire(site: &'static str) -> bool {
         return false;
     }
     world::with(|w| {
-        let enabled = match w.buggify.get(site) {
-            Some(&on) => on,
+        let enabled = match w.buggify_site(site) {
+            Some(on) => on,
             None => {
-                let on = w.source.chance(BUGGIFY_ENABLE.name(), 1, 4);
-                w.buggify.insert(site, on);
+                let on = w.source().chance(BUGGIFY_ENABLE.name(), 1, 4);
+                w.set_buggify_site(site, on);
                 on
             }
         };
-        let fires = enabled && w.source.chance(BUGGIFY_FIRE.name(), 1, 4);
+        let fires = enabled && w.source().chance(BUGGIFY_FIRE.name(), 1, 4);
         if fires {
             let node = w.current_node();
             w.record(

@@ -30,12 +30,12 @@ use crate::world::with;
 /// `None` when nothing is pending. Must be called from a task inside a simulation.
 pub fn next_instant() -> Option<Instant> {
     with(|w| {
-        w.exec.drain_wakes();
-        let now = w.clock.now_ns();
-        if w.exec.others_ready() {
+        w.exec_mut().drain_wakes();
+        let now = w.now_ns();
+        if w.exec().others_ready() {
             return Some(Instant::from_nanos(now));
         }
-        w.clock
+        w.clock_mut()
             .next_due()
             .map(|at| Instant::from_nanos(at.max(now)))
     })

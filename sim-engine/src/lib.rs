@@ -29,12 +29,15 @@
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |
-//! | [`signal`] | extra fuzz signal: event-sequence edges, `cover!` labels, history hash |
 //! | [`foreign`] | hooks for foreign runtimes driven by a node: the next instant the world acts |
 //! | [`os`] | the OS boundary: what `sim-os`'s clock, entropy and escape hooks answer inside a run |
 //! | [`random`] | a random generator drawn from the input, for `rand` 0.8 and 0.9, in any task |
 //! | [`workload`] | workload helpers: operation counts, think times, quiet periods |
-//! | [`hash`], [`fault_kinds`], [`node_id`] | shared vocabulary at the bottom: stable hashing, fault kinds, node ids |
+//!
+//! Not listed, and hidden from these docs: the shared vocabulary at the bottom (`hash`,
+//! `fault_kinds`, `node_id`, whose names [`trace`], [`faults`] and [`node`] re-export) and the
+//! fuzz signal (`signal`, read by the fuzz harness; [`cover!`] is its one name for users).
+//! They stay public for the tooling crate and the fuzz glue.
 //!
 //! The engine's modules import one another only through the world hub (`world` and the
 //! parts it composes); the vocabulary modules import nothing from the crate.
@@ -69,19 +72,23 @@ pub mod buggify;
 pub mod check;
 pub mod choice;
 pub mod disk;
+#[doc(hidden)]
 pub mod fault_kinds;
 pub mod faults;
 pub mod foreign;
+#[doc(hidden)]
 pub mod hash;
 pub mod nemesis;
 pub mod net;
 pub mod node;
+#[doc(hidden)]
 pub mod node_id;
 pub mod os;
 pub mod random;
 pub mod report;
 pub mod rt;
 pub mod select;
+#[doc(hidden)]
 pub mod signal;
 pub mod sim;
 pub mod time;

@@ -240,7 +240,7 @@ pub(crate) fn start_run(w: &mut World, faults: LifecycleFaults, targets: Vec<u32
     let mut profile = match faults {
         LifecycleFaults::Off => return,
         LifecycleFaults::Fixed(p) => p,
-        LifecycleFaults::Swarm(kinds) => LifecycleProfile::swarm_over(&mut w.source, kinds),
+        LifecycleFaults::Swarm(kinds) => LifecycleProfile::swarm_over(w.source(), kinds),
     };
     if profile.is_none() || targets.is_empty() {
         return;
@@ -248,21 +248,26 @@ pub(crate) fn start_run(w: &mut World, faults: LifecycleFaults, targets: Vec<u32
     let n = targets.len() as u64;
     if matches!(faults, LifecycleFaults::Swarm(_)) {
         // Zero (an exhausted input) = every target may be down at once.
-        profile.max_down = (n - w.source.below(NEMESIS_SWARM_MAX_DOWN.name(), n)) as u32;
+        profile.max_down = (n - w.source().below(NEMESIS_SWARM_MAX_DOWN.name(), n)) as u32;
     }
     if profile.max_down == 0 || u64::from(profile.max_down) > n {
         profile.max_down = n as u32;
     }
-    let nodes = w.nodes.len();
-    let m = &mut w.nemesis;
+    let nodes = w.nodes().len();
+    let m = w.nemesis_mut();
     m.profile = profile;
     m.targets = targets;
     m.drawing = true;
     m.held_down = vec![false; nodes];
     m.held_pause = vec![None; nodes];
     let digest = stable_hash(&(5u8, &profile, &m.targets));
-    let text = if w.history.is_recording() {
-        let names: Vec<&str> = w.nemesis.targets.iter().map(|&t| w.nodes.name(t)).collect();
+    let text = if w.history().is_recording() {
+        let names: Vec<&str> = w
+            .nemesis()
+            .targets
+            .iter()
+            .map(|&t| w.nodes().name(t))
+            .collect();
         format!(
             "nemesis on {names:?}: crash {}‰ stop {}‰ pause {}‰ per {}ms tick, at most {} down",
             profile.crash_per_mille,
@@ -280,10 +285,10 @@ pub(crate) fn start_run(w: &mut World, faults: LifecycleFaults, targets: Vec<u32
 
 fn schedule(w: &mut World, after_ms: u64, action: Action) {
     let at = w
-        .clock
         .now_ns()
         .saturating_add(after_ms.saturating_mul(1_000_000));
-    w.clock.schedule(at, DueEvent::Lifecycle(Box::new(action)));
+    w.clock_mut()
+        .schedule(at, DueEvent::Lifecycle(Box::new(action)));
 }
 
 /// What a tick decided that must happen outside the world.
@@ -309,10 +314,10 @@ pub(crate) fn apply(actions: Vec<Action>) {
             }
             Action::Restart { node, incarnation } => {
                 let due = with(|w| {
-                    let n = w.nodes.node(node);
+                    let n = w.nodes().node(node);
                     let due = !n.up && n.incarnation == incarnation;
                     if due {
-                        w.nemesis.held_down[node as usize] = false;
+                        w.nemesis_mut().held_down[node as usize] = false;
                     }
                     due
                 });
@@ -321,16 +326,16 @@ pub(crate) fn apply(actions: Vec<Action>) {
                 }
             }
             Action::Resume { node, pause } => with(|w| {
-                if w.nemesis.held_pause[node as usize] == Some(pause) {
-                    w.nemesis.held_pause[node as usize] = None;
-                    if w.nodes.is_paused(node) {
+                if w.nemesis().held_pause[node as usize] == Some(pause) {
+                    w.nemesis_mut().held_pause[node as usize] = None;
+                    if w.nodes().is_paused(node) {
                         node::resume_node(w, node);
                     }
                 }
             }),
             Action::Kill { node, incarnation } => {
                 let due = with(|w| {
-                    let n = w.nodes.node(node);
+                    let n = w.nodes().node(node);
                     n.up && n.incarnation == incarnation && n.stopping
                 });
                 if due {
@@ -344,17 +349,17 @@ pub(crate) fn apply(actions: Vec<Action>) {
 /// One tick: draws each kind's action, applies pauses at once, returns crashes and stops.
 fn tick(w: &mut World) -> Vec<Act> {
     let mut acts = Vec::new();
-    if !w.nemesis.drawing {
+    if !w.nemesis().drawing {
         return acts;
     }
-    let p = w.nemesis.profile;
+    let p = w.nemesis().profile;
     let kinds = [
         (p.crash_per_mille, NEMESIS_CRASH.name()),
         (p.stop_per_mille, NEMESIS_STOP.name()),
         (p.pause_per_mille, NEMESIS_PAUSE.name()),
     ];
     for (k, (rate, label)) in kinds.into_iter().enumerate() {
-        if rate == 0 || !w.source.chance(label, u64::from(rate), PER_MILLE) {
+        if rate == 0 || !w.source().chance(label, u64::from(rate), PER_MILLE) {
             continue;
         }
         let taken: Vec<u32> = acts
@@ -364,10 +369,10 @@ fn tick(w: &mut World) -> Vec<Act> {
             })
             .collect();
         let is_well = |w: &World, t: u32| {
-            let n = w.nodes.node(t);
+            let n = w.nodes().node(t);
             n.up && !n.paused && !n.stopping && !taken.contains(&t)
         };
-        let targets = w.nemesis.targets.clone();
+        let targets = w.nemesis().targets.clone();
         let down = targets.iter().filter(|&&t| !is_well(w, t)).count();
         if down >= p.max_down as usize {
             continue;
@@ -376,11 +381,11 @@ fn tick(w: &mut World) -> Vec<Act> {
         if well.is_empty() {
             continue;
         }
-        let node = well[w.source.below(NEMESIS_NODE.name(), well.len() as u64) as usize];
+        let node = well[w.source().below(NEMESIS_NODE.name(), well.len() as u64) as usize];
         match k {
             0 => {
                 let down_ms =
-                    w.source
+                    w.source()
                         .range_inclusive(NEMESIS_DOWN_MS.name(), 1, p.down_ms_max.max(1));
                 note(w, node, format!("crash, restart in {down_ms}ms"));
                 held_down(w, node, down_ms);
@@ -388,10 +393,10 @@ fn tick(w: &mut World) -> Vec<Act> {
             }
             1 => {
                 let grace_ms =
-                    w.source
+                    w.source()
                         .range_inclusive(NEMESIS_GRACE_MS.name(), 1, p.grace_ms_max.max(1));
                 let down_ms =
-                    w.source
+                    w.source()
                         .range_inclusive(NEMESIS_DOWN_MS.name(), 1, p.down_ms_max.max(1));
                 note(
                     w,
@@ -405,12 +410,12 @@ fn tick(w: &mut World) -> Vec<Act> {
             }
             _ => {
                 let pause_ms =
-                    w.source
+                    w.source()
                         .range_inclusive(NEMESIS_PAUSE_MS.name(), 1, p.pause_ms_max.max(1));
                 note(w, node, format!("pause for {pause_ms}ms"));
-                w.nemesis.next_pause += 1;
-                let pause = w.nemesis.next_pause;
-                w.nemesis.held_pause[node as usize] = Some(pause);
+                w.nemesis_mut().next_pause += 1;
+                let pause = w.nemesis().next_pause;
+                w.nemesis_mut().held_pause[node as usize] = Some(pause);
                 node::pause_node(w, node);
                 schedule(w, pause_ms, Action::Resume { node, pause });
             }
@@ -418,7 +423,7 @@ fn tick(w: &mut World) -> Vec<Act> {
     }
     // Tick again only while something else can happen: a system with nothing ready and
     // nothing scheduled is stuck, and the nemesis must not hide that (a deadlock stays one).
-    let busy = !acts.is_empty() || w.exec.has_ready() || w.clock.next_due().is_some();
+    let busy = !acts.is_empty() || w.exec().has_ready() || w.clock_mut().next_due().is_some();
     if busy {
         schedule(w, p.tick_ms, Action::Tick);
     }
@@ -428,8 +433,14 @@ fn tick(w: &mut World) -> Vec<Act> {
 /// Marks `node` held down by the nemesis and schedules its restart `after_ms` from now (in
 /// the incarnation its fall will start).
 fn held_down(w: &mut World, node: u32, after_ms: u64) {
-    w.nemesis.held_down[node as usize] = true;
-    let incarnation = w.nodes.incarnation(node) + 1;
+    // Its restart is already scheduled: a second fall would schedule another, and the node
+    // would come back twice.
+    debug_assert!(
+        !w.nemesis().held_down[node as usize],
+        "the nemesis takes down node {node}, which it already holds down"
+    );
+    w.nemesis_mut().held_down[node as usize] = true;
+    let incarnation = w.nodes().incarnation(node) + 1;
     schedule(w, after_ms, Action::Restart { node, incarnation });
 }
 
@@ -445,22 +456,24 @@ fn note(w: &mut World, node: u32, what: String) {
 /// business.
 pub(crate) fn heal() {
     let (restart, resumed) = with(|w| {
-        if !w.nemesis.drawing {
+        if !w.nemesis().drawing {
             return (Vec::new(), 0);
         }
-        w.nemesis.drawing = false;
+        w.nemesis_mut().drawing = false;
         let mut resumed = 0;
-        for node in 0..w.nemesis.held_pause.len() as u32 {
-            if w.nemesis.held_pause[node as usize].take().is_some() && w.nodes.is_paused(node) {
+        for node in 0..w.nemesis().held_pause.len() as u32 {
+            if w.nemesis_mut().held_pause[node as usize].take().is_some()
+                && w.nodes().is_paused(node)
+            {
                 node::resume_node(w, node);
                 resumed += 1;
             }
         }
-        let restart: Vec<u32> = (0..w.nemesis.held_down.len() as u32)
-            .filter(|&n| w.nemesis.held_down[n as usize] && !w.nodes.is_up(n))
+        let restart: Vec<u32> = (0..w.nemesis().held_down.len() as u32)
+            .filter(|&n| w.nemesis().held_down[n as usize] && !w.nodes().is_up(n))
             .collect();
         for &n in &restart {
-            w.nemesis.held_down[n as usize] = false;
+            w.nemesis_mut().held_down[n as usize] = false;
         }
         let digest = stable_hash(&(7u8, &restart, resumed));
         w.record(None, EventKind::Fault { digest }, || {

@@ -70,7 +70,7 @@ impl NodeId {
     /// ```
     pub fn name(self) -> Option<String> {
         with(|w| {
-            w.nodes
+            w.nodes()
                 .list
                 .get(self.0 as usize)
                 .map(|n| n.name.to_string())
@@ -131,11 +131,11 @@ impl NodeCtx {
     /// ```
     pub fn shutdown(&self) -> Shutdown {
         let epoch = with(|w| {
-            let n = &mut w.nodes.list[self.id.0 as usize];
+            let n = &mut w.nodes_mut().list[self.id.0 as usize];
             if n.incarnation == self.incarnation {
                 n.handles_shutdown = true;
             }
-            w.epoch
+            w.epoch()
         });
         Shutdown {
             node: self.id.0,
@@ -158,7 +158,7 @@ impl Future for Shutdown {
     type Output = ();
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         world::try_with(self.epoch, |w| {
-            let n = &mut w.nodes.list[self.node as usize];
+            let n = &mut w.nodes_mut().list[self.node as usize];
             // A later incarnation's stop is not this one's signal.
             if n.incarnation != self.incarnation {
                 return Poll::Pending;
@@ -325,7 +325,7 @@ pub enum LifecycleError {
 
 /// The id of the node called `name`. Must be called from within a simulation.
 pub fn lookup(name: &str) -> Option<NodeId> {
-    with(|w| w.nodes.find(name)).map(NodeId)
+    with(|w| w.nodes().find(name)).map(NodeId)
 }
 
 /// The node of the running task. Must be called from a task in a simulation.
@@ -335,22 +335,22 @@ pub fn current() -> NodeId {
 
 /// True if the node is up. Must be called from within a simulation.
 pub fn is_up(name: &str) -> bool {
-    with(|w| w.nodes.find(name).is_some_and(|id| w.nodes.is_up(id)))
+    with(|w| w.nodes().find(name).is_some_and(|id| w.nodes().is_up(id)))
 }
 
 /// True if the node is paused. Must be called from within a simulation.
 pub fn is_paused(name: &str) -> bool {
     with(|w| {
-        w.nodes
+        w.nodes()
             .find(name)
-            .is_some_and(|id| w.nodes.list[id as usize].paused)
+            .is_some_and(|id| w.nodes().list[id as usize].paused)
     })
 }
 
 /// Starts node `id` (first start or restart): builds its main future and spawns it.
 pub(crate) fn start(id: u32) {
     let (ctx, factory) = with(|w| {
-        let n = &mut w.nodes.list[id as usize];
+        let n = &mut w.nodes_mut().list[id as usize];
         debug_assert!(!n.up, "starting node {} which is up", n.name);
         n.up = true;
         n.stopping = false;
@@ -366,13 +366,13 @@ pub(crate) fn start(id: u32) {
         w.record(Some(id), EventKind::Start { incarnation }, || {
             format!("incarnation {incarnation}")
         });
-        crate::net::reach_may_have_changed(w);
+        crate::net::reach_may_have_changed(&mut w.net_view());
         (ctx, factory)
     });
     // The factory runs outside the world borrow: it may bind sockets or read the clock.
     let future = factory(ctx);
     let handle = crate::rt::spawn_on(id, future);
-    with(|w| w.nodes.list[id as usize].main_task = Some(handle.id().0));
+    with(|w| w.nodes_mut().list[id as usize].main_task = Some(handle.id().0));
 }
 
 /// How a node goes down.
@@ -388,10 +388,10 @@ pub(crate) enum Down {
 
 fn find_up(w: &World, name: &str) -> Result<u32, LifecycleError> {
     let id = w
-        .nodes
+        .nodes()
         .find(name)
         .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
-    if !w.nodes.is_up(id) {
+    if !w.nodes().is_up(id) {
         return Err(LifecycleError::AlreadyDown(name.to_string()));
     }
     Ok(id)
@@ -410,7 +410,7 @@ pub fn crash(name: &str) -> Result<(), LifecycleError> {
 /// crash or an exit.
 pub(crate) fn take_down(id: u32, how: Down) {
     let victims = with(|w| {
-        let n = &mut w.nodes.list[id as usize];
+        let n = &mut w.nodes_mut().list[id as usize];
         debug_assert!(n.up, "taking down node {} which is down", n.name);
         n.up = false;
         n.incarnation += 1;
@@ -419,8 +419,8 @@ pub(crate) fn take_down(id: u32, how: Down) {
         n.handles_shutdown = false;
         n.shutdown_waiters.clear();
         // Notify watchers, retire watches, cancel in-flight traffic (before the kill).
-        let lost = crate::net::crash_before_kill(w, id);
-        let tasks = w.exec.tasks_of(id);
+        let lost = crate::net::crash_before_kill(&mut w.net_view(), id);
+        let tasks = w.exec().tasks_of(id);
         let count = tasks.len();
         let kind = if how == Down::Exit {
             EventKind::Exit
@@ -436,32 +436,32 @@ pub(crate) fn take_down(id: u32, how: Down) {
             format!("{why}{count} tasks dropped, {lost} queued messages lost")
         });
         // A crash loses unsynced disk state (drawn); a clean exit loses none.
-        crate::disk::take_down(w, id, how == Down::Exit);
-        abstract_state_down(&mut w.nodes, id, how == Down::Exit);
-        let current = w.exec.current();
+        crate::disk::take_down(&mut w.disk_view(), id, how == Down::Exit);
+        abstract_state_down(w.nodes_mut(), id, how == Down::Exit);
+        let current = w.exec().current();
         let futures: Vec<BoxFuture> = tasks
             .into_iter()
             .filter(|&t| Some(t) != current)
-            .filter_map(|t| w.exec.remove(t))
+            .filter_map(|t| w.exec_mut().remove(t))
             .collect();
         // The running task (if it crashed its own node) is dropped when its poll returns.
-        if let Some(t) = current.filter(|&t| w.exec.node_of(t) == id) {
-            w.exec.retire(t);
+        if let Some(t) = current.filter(|&t| w.exec().node_of(t) == id) {
+            w.exec_mut().retire(t);
         }
-        w.exec.forget_pause(id);
+        w.exec_mut().forget_pause(id);
         // A node that is down runs nothing: a task left behind would go on acting for a node
         // whose state the crash just threw away.
         debug_assert!(
-            w.exec.tasks_of(id).is_empty(),
+            w.exec().tasks_of(id).is_empty(),
             "node {id} is down but still has tasks {:?}",
-            w.exec.tasks_of(id)
+            w.exec().tasks_of(id)
         );
         futures
     });
     // Dropping futures may touch the world (timers, sockets): do it outside the borrow.
     drop(victims);
     // Then signal the survivors: streams connected to the dead node are reset.
-    with(|w| crate::net::crash_after_kill(w, id));
+    crate::world::with_net(|w| crate::net::crash_after_kill(w, id));
 }
 
 /// Names the running node's abstract state: a small summary of what its protocol has done,
@@ -508,7 +508,7 @@ pub fn abstract_state_at(epoch: u64, state: u64) {
         let Some(id) = w.current_node() else {
             return;
         };
-        let n = &mut w.nodes.list[id as usize];
+        let n = &mut w.nodes_mut().list[id as usize];
         let state = state & ABSTRACT_STATE_MASK;
         if n.abstract_state == state && n.abstract_epoch == epoch {
             return;
@@ -518,7 +518,7 @@ pub fn abstract_state_at(epoch: u64, state: u64) {
         }
         n.abstract_state = state;
         n.abstract_epoch = epoch;
-        cover_cluster(&w.nodes);
+        cover_cluster(w.nodes());
     })
 }
 
@@ -572,10 +572,10 @@ fn cover_cluster(nodes: &Nodes) {
 pub fn restart(name: &str) -> Result<(), LifecycleError> {
     let id = with(|w| {
         let id = w
-            .nodes
+            .nodes()
             .find(name)
             .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
-        if w.nodes.is_up(id) {
+        if w.nodes().is_up(id) {
             return Err(LifecycleError::AlreadyUp(name.to_string()));
         }
         Ok(id)
@@ -592,7 +592,7 @@ pub fn restart(name: &str) -> Result<(), LifecycleError> {
 pub fn stop(name: &str, grace: Duration) -> Result<(), LifecycleError> {
     let kill_now = with(|w| {
         let id = find_up(w, name)?;
-        if w.nodes.list[id as usize].stopping {
+        if w.nodes().list[id as usize].stopping {
             return Err(LifecycleError::AlreadyStopping(name.to_string()));
         }
         Ok(request_stop(w, id, crate::time::duration_ns(grace)).then_some(id))
@@ -606,7 +606,7 @@ pub fn stop(name: &str, grace: Duration) -> Result<(), LifecycleError> {
 /// Sends node `id` the stop signal and schedules its kill. Returns true when the node has no
 /// handler and must be crashed at once (by the caller, outside the world).
 pub(crate) fn request_stop(w: &mut World, id: u32, grace_ns: u64) -> bool {
-    let handles = w.nodes.list[id as usize].handles_shutdown;
+    let handles = w.nodes().list[id as usize].handles_shutdown;
     w.record(Some(id), EventKind::Stop { grace_ns }, || {
         if handles {
             format!(
@@ -620,15 +620,15 @@ pub(crate) fn request_stop(w: &mut World, id: u32, grace_ns: u64) -> bool {
     if !handles {
         return true;
     }
-    let n = &mut w.nodes.list[id as usize];
+    let n = &mut w.nodes_mut().list[id as usize];
     n.stopping = true;
     let incarnation = n.incarnation;
     let waiters = std::mem::take(&mut n.shutdown_waiters);
     for waker in waiters {
         w.wake(waker);
     }
-    let at = w.clock.now_ns().saturating_add(grace_ns);
-    w.clock.schedule(
+    let at = w.now_ns().saturating_add(grace_ns);
+    w.clock_mut().schedule(
         at,
         crate::world::DueEvent::Lifecycle(Box::new(crate::world::LifecycleAction::Kill {
             node: id,
@@ -677,7 +677,7 @@ pub(crate) fn request_stop(w: &mut World, id: u32, grace_ns: u64) -> bool {
 pub fn pause(name: &str) -> Result<(), LifecycleError> {
     with(|w| {
         let id = find_up(w, name)?;
-        if w.nodes.list[id as usize].paused {
+        if w.nodes().list[id as usize].paused {
             return Err(LifecycleError::AlreadyPaused(name.to_string()));
         }
         pause_node(w, id);
@@ -690,10 +690,10 @@ pub fn pause(name: &str) -> Result<(), LifecycleError> {
 pub fn resume(name: &str) -> Result<(), LifecycleError> {
     with(|w| {
         let id = w
-            .nodes
+            .nodes()
             .find(name)
             .ok_or_else(|| LifecycleError::UnknownNode(name.to_string()))?;
-        if !w.nodes.list[id as usize].paused {
+        if !w.nodes().list[id as usize].paused {
             return Err(LifecycleError::NotPaused(name.to_string()));
         }
         resume_node(w, id);
@@ -702,18 +702,18 @@ pub fn resume(name: &str) -> Result<(), LifecycleError> {
 }
 
 pub(crate) fn pause_node(w: &mut World, id: u32) {
-    debug_assert!(w.nodes.is_up(id) && !w.nodes.list[id as usize].paused);
-    w.nodes.list[id as usize].paused = true;
-    let frozen = w.exec.pause(id);
+    debug_assert!(w.nodes().is_up(id) && !w.nodes().list[id as usize].paused);
+    w.nodes_mut().list[id as usize].paused = true;
+    let frozen = w.exec_mut().pause(id);
     w.record(Some(id), EventKind::Pause, || {
         format!("paused: {frozen} ready tasks frozen, timers and sockets go on")
     });
 }
 
 pub(crate) fn resume_node(w: &mut World, id: u32) {
-    debug_assert!(w.nodes.list[id as usize].paused);
-    w.nodes.list[id as usize].paused = false;
-    let woken = w.exec.resume(id);
+    debug_assert!(w.nodes().list[id as usize].paused);
+    w.nodes_mut().list[id as usize].paused = false;
+    let woken = w.exec_mut().resume(id);
     w.record(Some(id), EventKind::Resume, || {
         format!("resumed: {woken} tasks woken while paused run now")
     });

@@ -143,11 +143,11 @@ pub fn clock_reading_ns(clock: OsClock) -> Option<u64> {
         return None;
     }
     world::try_with_installed(|w| {
-        let now_ns = w.clock.now_ns();
+        let now_ns = w.now_ns();
         match clock {
             OsClock::Monotonic => MONOTONIC_START_NS + now_ns,
             OsClock::Realtime => match w.current_node() {
-                Some(node) => w.clocks.read(node, now_ns),
+                Some(node) => w.clocks().read(node, now_ns),
                 None => START_UNIX_NS + now_ns,
             },
         }
@@ -171,7 +171,7 @@ pub fn fill_entropy(buf: &mut [u8]) -> bool {
     if !hooks_on() {
         return false;
     }
-    world::try_with_installed(|w| w.source.fill(OS_ENTROPY.name(), buf)).is_some()
+    world::try_with_installed(|w| w.source().fill(OS_ENTROPY.name(), buf)).is_some()
 }
 
 /// A hook's verdict on a call that would leave the simulation (an OS thread, a real socket):

@@ -49,7 +49,7 @@ pub fn rng() -> SimRng {
 impl SimRng {
     fn fill(dst: &mut [u8]) {
         // The label the node generator always had: hashes of existing runs stay the same.
-        with(|w| w.source.fill(NODE_RNG.name(), dst))
+        with(|w| w.source().fill(NODE_RNG.name(), dst))
     }
 
     fn next(&mut self) -> u64 {

@@ -633,7 +633,7 @@ impl<T> JoinHandle<T> {
 
     /// Drops the task now; awaiting the handle gives [`JoinError::Cancelled`].
     pub fn abort(&self) {
-        let future = world::try_with(self.epoch, |w| w.exec.remove(self.task.0)).flatten();
+        let future = world::try_with(self.epoch, |w| w.exec_mut().remove(self.task.0)).flatten();
         drop(future);
     }
 
@@ -740,14 +740,13 @@ where
         slot: slot.clone(),
     };
     let (task, epoch) = with(|w| {
-        let id = w.exec.spawn(node, Box::pin(tracked));
-        w.sched.on_spawn(id, &mut w.source);
+        let id = w.spawn(node, Box::pin(tracked));
         w.record(
             Some(node),
             crate::trace::EventKind::Spawn { task: id },
             || format!("task {id}"),
         );
-        (id, w.epoch)
+        (id, w.epoch())
     });
     JoinHandle {
         slot,
@@ -773,5 +772,5 @@ pub async fn yield_now() {
 
 /// The id of the task being polled. Must be called from within a simulation.
 pub fn current_task() -> TaskId {
-    TaskId(with(|w| w.exec.current).expect("current_task must be called from a task"))
+    TaskId(with(|w| w.exec().current).expect("current_task must be called from a task"))
 }

@@ -54,12 +54,12 @@ use std::time::Duration;
 
 use crate::choice::intensity::Intensity;
 use crate::choice::{Choices, Draw, Input, Recorder, RunSource, Source};
-use crate::nemesis::{self, LifecycleFaults, Nemesis};
+use crate::nemesis::{self, LifecycleFaults};
 use crate::net::{self, NetConfig, Network};
 use crate::node::{self, NodeCtx, NodeId, NodeState, Nodes};
 use crate::report::{Class, Outcome};
-use crate::rt::{self, Executor, Scheduler, Strategy};
-use crate::time::{duration_ns, Clock, ClockFaults, Due, NodeClocks};
+use crate::rt::{self, Strategy};
+use crate::time::{duration_ns, ClockFaults, Due};
 use crate::trace::{stable_hash, EventKind, History, Recording};
 use crate::world::DueEvent;
 use crate::world::{self, with, World};
@@ -297,29 +297,22 @@ impl Sim {
         };
         targets.sort_unstable();
         targets.dedup();
-        world::install(World {
+        world::install(World::new(
             epoch,
             source,
-            exec: Executor::new(),
-            sched: config.strategy.build(),
-            clock: Clock::new(),
-            net: Network::new(config.net),
-            disks: crate::disk::Disks::new(config.disk.clone()),
-            nodes: Nodes::new(nodes),
-            history: History::new(config.recording),
-            next_op: 0,
-            buggify: Default::default(),
-            clocks: NodeClocks::new(),
-            nemesis: Nemesis::new(),
-            lifecycle_due: Vec::new(),
-        });
+            config.strategy.build(),
+            Network::new(config.net),
+            crate::disk::Disks::new(config.disk.clone()),
+            Nodes::new(nodes),
+            History::new(config.recording),
+        ));
         with(|w| {
             // The first draws of a run, in this order: network, clocks, nemesis, disks. Each
             // draws only what is on.
-            net::start_run(w);
+            net::start_run(&mut w.net_view());
             crate::time::start_run(w, config.clock_faults);
             nemesis::start_run(w, config.lifecycle, targets);
-            crate::disk::start_run(w);
+            crate::disk::start_run(&mut w.disk_view());
         });
         let in_sim = InSim::enter();
         crate::os::reset_escape();
@@ -342,12 +335,12 @@ impl Sim {
         // Tear down: drop every task outside the world borrow (their drops may touch it), then
         // remove the world. Nothing of the run survives: memory is flat across runs.
         let leftovers: Vec<_> = with(|w| {
-            w.history.seal();
-            w.exec.take_all_futures()
+            w.history_mut().seal();
+            w.exec_mut().take_all_futures()
         });
         drop(leftovers);
         drop(in_sim);
-        let world = world::uninstall().expect("world installed for the run");
+        let mut world = world::uninstall().expect("world installed for the run");
         // A call the OS hooks refused makes the run untrustworthy, whatever else it found.
         let (class, invariant, message) = match crate::os::take_escape() {
             Some(call) => (
@@ -364,14 +357,14 @@ impl Sim {
             class,
             invariant,
             message,
-            steps: world.history.len(),
-            sim_time_ns: world.clock.now_ns(),
-            history_hash: world.history.hash(),
-            input_exhausted: world.source.is_exhausted(),
+            steps: world.history().len(),
+            sim_time_ns: world.now_ns(),
+            history_hash: world.history().hash(),
+            input_exhausted: world.source().is_exhausted(),
         };
         Report {
             outcome,
-            history: world.history,
+            history: world.into_history(),
         }
     }
 }
@@ -410,22 +403,22 @@ fn next_move(
     due: &mut Vec<Due<DueEvent>>,
 ) -> (Next, u64) {
     if let Some((task, future)) = parked {
-        if let Some(orphan) = w.exec.put_back(task, future) {
-            return (Next::Orphan(orphan), w.exec.ended());
+        if let Some(orphan) = w.exec_mut().put_back(task, future) {
+            return (Next::Orphan(orphan), w.exec().ended());
         }
     }
-    let ended = w.exec.ended();
+    let ended = w.exec().ended();
     let fold = quiet && ended == ended_seen;
     loop {
         let next = w.step(limits, due);
         // A fire that ended no task leaves nothing for the loop outside to check. (A
         // lifecycle action coming due counts as an ending: see `World::deliver`.)
-        if matches!(next, Next::Fired) && fold && w.exec.ended() == ended {
+        if matches!(next, Next::Fired) && fold && w.exec().ended() == ended {
             continue;
         }
         // Only a fire that queued a lifecycle action moves the count inside this borrow:
         // returning it applies the action before the next move.
-        return (next, w.exec.ended());
+        return (next, w.exec().ended());
     }
 }
 
@@ -434,39 +427,39 @@ impl World {
     /// picks (its future goes to the caller for polling), else jump the clock to the next
     /// deadline and fire what is due there — or say why there is no move (budget, idle).
     fn step(&mut self, limits: Limits, due: &mut Vec<Due<DueEvent>>) -> Next {
-        if self.history.len() >= limits.budget_steps {
+        if self.history().len() >= limits.budget_steps {
             return Next::OutOfSteps;
         }
-        self.exec.drain_wakes();
+        self.exec_mut().drain_wakes();
         // Whatever this move draws before a task is polled, the run loop draws.
-        self.source.mark_node(None);
-        let now = self.clock.now_ns();
+        self.source().mark_node(None);
+        let now = self.now_ns();
         // Only look closer (skipping cancelled timers) when something may be due now; most
         // moves just poll a ready task.
-        let due_now = match self.clock.peek_due() {
-            Some(at) if at <= now => self.clock.next_due().filter(|&at| at <= now),
+        let due_now = match self.clock().peek_due() {
+            Some(at) if at <= now => self.clock_mut().next_due().filter(|&at| at <= now),
             _ => None,
         };
         if let Some(at) = due_now {
             fire_due(self, at, due);
             return Next::Fired;
         }
-        if self.exec.has_ready() {
-            let index = self.sched.pick(&self.exec.view(), &mut self.source);
-            let (task, future) = self.exec.take(index);
-            let node = self.exec.node_of(task);
-            self.source.mark_node(Some(node));
+        if self.exec().has_ready() {
+            let index = self.pick_ready();
+            let (task, future) = self.exec_mut().take(index);
+            let node = self.exec().node_of(task);
+            self.source().mark_node(Some(node));
             self.record(Some(node), EventKind::Step { task }, || {
                 format!("task {task}")
             });
-            return Next::Poll(task, future, self.epoch);
+            return Next::Poll(task, future, self.epoch());
         }
-        match self.clock.next_due() {
+        match self.clock_mut().next_due() {
             Some(at) if at > limits.budget_time_ns => Next::OutOfTime,
             Some(at) => {
                 debug_assert!(at >= now, "virtual time never goes back");
-                self.clock.advance_to(at);
-                self.source.mark_time(at);
+                self.clock_mut().advance_to(at);
+                self.source().mark_time(at);
                 fire_due(self, at, due);
                 Next::Fired
             }
@@ -486,13 +479,12 @@ impl Driver<'_> {
         for setup in setups {
             // The source is taken out so setup code may itself call into the world.
             let mut source = with(|w| {
-                std::mem::replace(
-                    &mut w.source,
-                    RunSource::Bytes(Box::new(crate::choice::Bytes::new(Vec::new()))),
-                )
+                w.replace_source(RunSource::Bytes(Box::new(crate::choice::Bytes::new(
+                    Vec::new(),
+                ))))
             });
             let result = panic::catch_unwind(AssertUnwindSafe(|| setup(&mut source)));
-            with(|w| w.source = source);
+            with(|w| w.replace_source(source));
             if let Err(payload) = result {
                 return Some((
                     Class::Panic,
@@ -548,7 +540,7 @@ impl Driver<'_> {
                     if let Next::Poll(task, future, _) = next {
                         // Not polled after all: back in its slot, to be dropped at teardown
                         // with the others (after the history is sealed).
-                        let orphan = with(|w| w.exec.put_back(task, future));
+                        let orphan = with(|w| w.exec_mut().put_back(task, future));
                         drop(orphan);
                     }
                     return end;
@@ -600,7 +592,7 @@ impl Driver<'_> {
     /// them: outside the world's borrow). The fire that queued them moved the executor's
     /// ending count, which brings the driver here.
     fn apply_lifecycle(&mut self) -> Option<Ending> {
-        let actions = with(|w| std::mem::take(&mut w.lifecycle_due));
+        let actions = with(|w| w.take_lifecycle_due());
         if actions.is_empty() {
             return None;
         }
@@ -618,7 +610,7 @@ impl Driver<'_> {
     }
 
     fn out_of_time(&mut self) -> Ending {
-        let has_clients = with(|w| w.nodes.any_client());
+        let has_clients = with(|w| w.nodes().any_client());
         if has_clients {
             (
                 Class::Inconclusive,
@@ -660,16 +652,16 @@ impl Driver<'_> {
             match &polled {
                 // Still alive: the future goes back; if its node crashed during the poll, it
                 // comes back to be dropped outside the borrow.
-                Ok(Poll::Pending) => w.exec.put_back(task, future),
+                Ok(Poll::Pending) => w.exec_mut().put_back(task, future),
                 _ => {
-                    w.exec.end_poll();
-                    let node = w.exec.node_of(task);
-                    w.exec.retire(task);
+                    w.exec_mut().end_poll();
+                    let node = w.exec().node_of(task);
+                    w.exec_mut().retire(task);
                     w.record(Some(node), EventKind::TaskDone { task }, || {
                         format!("task {task}")
                     });
                     // A node asked to stop is down once its main task returns.
-                    let n = w.nodes.node(node);
+                    let n = w.nodes().node(node);
                     if n.stopping && n.main_task == Some(task) {
                         exits = Some(node);
                     }
@@ -716,11 +708,11 @@ impl Driver<'_> {
         if self.eventually.is_empty() {
             return Some((Class::Pass, None, String::new()));
         }
-        let now = with(|w| w.clock.now_ns());
+        let now = with(|w| w.now_ns());
         let start = *deadline.get_or_insert_with(|| {
             // The heal phase begins: liveness is judged on a network that stops failing, and
             // the nemesis gives back every node it holds down.
-            with(net::stop_drawing_faults);
+            crate::world::with_net(net::stop_drawing_faults);
             nemesis::heal();
             now
         });
@@ -749,20 +741,20 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<DueEvent>>) {
     debug_assert!(due.is_empty());
     // Most instants have one thing due: apply it at once, without the tie-break list (the
     // same as below, where a single entry draws nothing).
-    if let Some(first) = w.clock.pop_one_due_at(at) {
-        if w.clock.peek_due() != Some(at) {
+    if let Some(first) = w.clock_mut().pop_one_due_at(at) {
+        if w.clock().peek_due() != Some(at) {
             apply_due(w, first);
             return;
         }
         due.push(first);
     }
-    w.clock.pop_due_at(at, due);
-    if due.len() > 1 && w.clock.may_hold_dead() {
-        due.retain(|d| w.clock.is_live(d));
+    w.clock_mut().pop_due_at(at, due);
+    if due.len() > 1 && w.clock().may_hold_dead() {
+        due.retain(|d| w.clock().is_live(d));
     }
     while !due.is_empty() {
         let k = if due.len() > 1 {
-            w.source.below(TIME_TIE.name(), due.len() as u64) as usize
+            w.source().below(TIME_TIE.name(), due.len() as u64) as usize
         } else {
             0
         };
@@ -776,12 +768,12 @@ fn fire_due(w: &mut World, at: u64, due: &mut Vec<Due<DueEvent>>) {
 fn apply_due(w: &mut World, what: Due<DueEvent>) {
     match what {
         Due::Timer(entry) => {
-            if let Some((slot, waker)) = w.clock.fire(entry) {
+            if let Some((slot, waker)) = w.clock_mut().fire(entry) {
                 // A foreign waker names no task of ours: the event is the harness's.
-                let task = rt::task_of(&waker, w.epoch).unwrap_or(u32::MAX);
-                let node = w.exec.node_of(task);
+                let task = rt::task_of(&waker, w.epoch()).unwrap_or(u32::MAX);
+                let node = w.exec().node_of(task);
                 // Only a recording run reads whether the node is paused (for the detail).
-                let paused = w.history.is_recording() && w.nodes.is_paused(node);
+                let paused = w.history().is_recording() && w.nodes().is_paused(node);
                 w.record(
                     Some(node).filter(|&n| n != u32::MAX),
                     EventKind::Timer { timer: slot },
@@ -803,8 +795,8 @@ fn apply_due(w: &mut World, what: Due<DueEvent>) {
 
 fn clients_done() -> bool {
     with(|w| {
-        w.nodes.clients().all(|n| match n.main_task {
-            Some(t) => w.exec.is_gone(t),
+        w.nodes().clients().all(|n| match n.main_task {
+            Some(t) => w.exec().is_gone(t),
             None => false,
         })
     })
@@ -813,7 +805,7 @@ fn clients_done() -> bool {
 /// Draws from the run's source inside a task: `sim::draw(|s| s.below("ops", 5))`.
 /// Must be called from within a simulation.
 pub fn draw<R>(f: impl FnOnce(&mut dyn Source) -> R) -> R {
-    with(|w| f(&mut w.source))
+    with(|w| f(w.source()))
 }
 
 /// An operation number, returned by [`op_start`].
@@ -824,9 +816,7 @@ pub struct OpId(pub u64);
 pub fn op_start(op: &(impl Debug + Hash)) -> OpId {
     let digest = stable_hash(op);
     with(|w| {
-        w.source.mark_op();
-        let id = w.next_op;
-        w.next_op += 1;
+        let id = w.next_op();
         let node = w.current_node();
         w.record(node, EventKind::OpStart { op: id, digest }, || {
             format!("op {id}: {op:?}")
@@ -943,7 +933,7 @@ fn install_panic_hook() {
                 // file leave a panicking run's hash alone.
                 world::try_with_installed(|w| {
                     let node = w.current_node();
-                    let task = w.exec.current();
+                    let task = w.exec().current();
                     let digest = crate::trace::stable_hash(&text);
                     w.record(node, EventKind::Note { digest }, || match (task, &at) {
                         (Some(task), Some(at)) => format!("task {task} panicked at {at}: {text}"),

@@ -654,13 +654,12 @@ fn group_of<'a, 'g>(
     &mut groups[i]
 }
 
-/// One variant merged: its checks, its gaps, its counts.
-fn merge_variant(
+/// Every failure line is of a seed its shard owns.
+fn failures_in_their_shards(
     g: &VariantLines,
     count: u64,
     range: Option<&Range<u64>>,
-    shard_files: &BTreeMap<u64, &str>,
-) -> Result<Merged, MergeError> {
+) -> Result<(), MergeError> {
     let variant = g.variant;
     for (seed, f) in &g.failures {
         let shard = Shard {
@@ -676,6 +675,18 @@ fn merge_variant(
             }
         }
     }
+    Ok(())
+}
+
+/// The shards of `g` that did not finish (none, or an error when a finished shard's counts
+/// disagree with its part or its failure lines).
+fn shard_gaps(
+    g: &VariantLines,
+    count: u64,
+    range: Option<&Range<u64>>,
+    shard_files: &BTreeMap<u64, &str>,
+) -> Result<Vec<Gap>, MergeError> {
+    let variant = g.variant;
     let mut missing = Vec::new();
     for index in 0..count {
         let shard = Shard { index, count };
@@ -715,6 +726,19 @@ fn merge_variant(
             })),
         }
     }
+    Ok(missing)
+}
+
+/// One variant merged: its checks, its gaps, its counts.
+fn merge_variant(
+    g: &VariantLines,
+    count: u64,
+    range: Option<&Range<u64>>,
+    shard_files: &BTreeMap<u64, &str>,
+) -> Result<Merged, MergeError> {
+    let variant = g.variant;
+    failures_in_their_shards(g, count, range)?;
+    let missing = shard_gaps(g, count, range, shard_files)?;
     let mut m = Merged {
         variant: variant.to_string(),
         system: g.system.to_string(),

@@ -179,26 +179,7 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
         path: artifacts.clone(),
         source,
     })?;
-    let mut flags: Vec<String> = HUNT_FLAGS.iter().map(|f| f.to_string()).collect();
-    flags.extend([
-        format!("-max_total_time={}", args.budget),
-        format!("-max_len={}", hunt_max_len_bytes(longest_bytes)),
-        // No status line per new corpus entry: about 5% of a hunt's time, read by nobody.
-        "-verbosity=0".to_string(),
-        "-print_final_stats=1".to_string(),
-        format!("-artifact_prefix={}/", artifacts.display()),
-    ]);
-    if !seed_files.is_empty() {
-        // libFuzzer reads the list as one string: no trailing newline.
-        let list = seed_files
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        let list_file = scratch.0.join("seeds.list");
-        super::files::write_text_bytes(&list_file, list.as_bytes())?;
-        flags.push(format!("-seed_inputs=@{}", list_file.display()));
-    }
+    let flags = libfuzzer_flags(args, &artifacts, &scratch, &seed_files, longest_bytes)?;
     let mut jobs = Vec::new();
     for job in 0..args.jobs {
         // Job 0 takes -seed=RUN, so one job is the same search as scripts/hunt.sh's.
@@ -228,6 +209,49 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
     if let Some(log_copy) = &args.log {
         let _ = std::fs::copy(&jobs[0].1, log_copy);
     }
+    report_jobs(out, &jobs, found_job)?;
+    finish(out, found_job.is_some(), execs, wall)?;
+    Ok(i32::from(found_job.is_some()))
+}
+
+/// libFuzzer's flags for a hunt of `args.budget` seconds started from `seed_files` (the
+/// longest `longest_bytes` long), its artifacts in `artifacts`.
+fn libfuzzer_flags(
+    args: &HuntArgs,
+    artifacts: &Path,
+    scratch: &Scratch,
+    seed_files: &[PathBuf],
+    longest_bytes: usize,
+) -> Result<Vec<String>, CliError> {
+    let mut flags: Vec<String> = HUNT_FLAGS.iter().map(|f| f.to_string()).collect();
+    flags.extend([
+        format!("-max_total_time={}", args.budget),
+        format!("-max_len={}", hunt_max_len_bytes(longest_bytes)),
+        // No status line per new corpus entry: about 5% of a hunt's time, read by nobody.
+        "-verbosity=0".to_string(),
+        "-print_final_stats=1".to_string(),
+        format!("-artifact_prefix={}/", artifacts.display()),
+    ]);
+    if !seed_files.is_empty() {
+        // libFuzzer reads the list as one string: no trailing newline.
+        let list = seed_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let list_file = scratch.0.join("seeds.list");
+        super::files::write_text_bytes(&list_file, list.as_bytes())?;
+        flags.push(format!("-seed_inputs=@{}", list_file.display()));
+    }
+    Ok(flags)
+}
+
+/// What the jobs' logs say: the failure the finding job printed, or why a job stopped early.
+fn report_jobs(
+    out: &mut dyn Write,
+    jobs: &[(Child, PathBuf)],
+    found_job: Option<usize>,
+) -> Result<(), CliError> {
     match found_job {
         Some(job) => {
             let log = &jobs[job].1;
@@ -241,7 +265,7 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
             }
         }
         None => {
-            for (_, log) in &jobs {
+            for (_, log) in jobs {
                 if let Some(summary) = lines_of(log).find(|l| l.starts_with("SUMMARY: libFuzzer")) {
                     // Stopped before its budget by something other than the system failing
                     // (memory, a timeout): say so, or a short hunt reads as a clean one.
@@ -252,8 +276,7 @@ pub(super) fn execute(cli: &Cli, args: &HuntArgs, out: &mut dyn Write) -> Result
             }
         }
     }
-    finish(out, found_job.is_some(), execs, wall)?;
-    Ok(i32::from(found_job.is_some()))
+    Ok(())
 }
 
 /// Builds `target` in `fuzz_dir` with the hunt's flags and returns the binary's path.

@@ -258,6 +258,29 @@ impl<S: Hash> Hash for Seen<S> {
 
 const NIL: usize = usize::MAX;
 
+/// The calls and returns of `ops` as a doubly linked list in real-time order, `(next, prev)`:
+/// entry 2k is the call of `ops[k]`, 2k+1 its return, and 2n the head (a sentinel).
+fn real_time_list(ops: &[SearchOp]) -> (Vec<usize>, Vec<usize>) {
+    let n = ops.len();
+    let mut order: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * n);
+    for (k, op) in ops.iter().enumerate() {
+        // At equal positions a call sorts before a return: concurrent, the permissive reading.
+        order.push((op.call, false, 2 * k));
+        order.push((op.ret, true, 2 * k + 1));
+    }
+    order.sort_unstable();
+    let head = 2 * n;
+    let mut next = vec![NIL; 2 * n + 1];
+    let mut prev = vec![NIL; 2 * n + 1];
+    let mut last = head;
+    for &(_, _, e) in &order {
+        next[last] = e;
+        prev[e] = last;
+        last = e;
+    }
+    (next, prev)
+}
+
 /// Searches one partition. `Some(true)`: linearizable; `Some(false)`: not; `None`: the
 /// budget ran out.
 ///
@@ -278,23 +301,8 @@ fn search<M: Model>(
     if remaining == 0 {
         return Some(true);
     }
-    // Entries: 2k = call of ops[k], 2k+1 = its return; `head` is the sentinel.
-    let mut order: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * n);
-    for (k, op) in ops.iter().enumerate() {
-        // At equal positions a call sorts before a return: concurrent, the permissive reading.
-        order.push((op.call, false, 2 * k));
-        order.push((op.ret, true, 2 * k + 1));
-    }
-    order.sort_unstable();
     let head = 2 * n;
-    let mut next = vec![NIL; 2 * n + 1];
-    let mut prev = vec![NIL; 2 * n + 1];
-    let mut last = head;
-    for &(_, _, e) in &order {
-        next[last] = e;
-        prev[e] = last;
-        last = e;
-    }
+    let (mut next, mut prev) = real_time_list(ops);
     let lift = |next: &mut Vec<usize>, prev: &mut Vec<usize>, e: usize| {
         let (p, q) = (prev[e], next[e]);
         next[p] = q;

@@ -185,6 +185,13 @@ impl Bytes {
 
     fn next_byte(&mut self, lane: Lane) -> u8 {
         let cursor = &mut self.cursors[lane.index()];
+        // Past its end a lane reads zeros without moving: `consumed` and the shrinker's cuts
+        // count only bytes that were there.
+        debug_assert!(
+            *cursor <= self.lanes.dense(lane).len(),
+            "lane {lane:?} read past its {} bytes",
+            self.lanes.dense(lane).len()
+        );
         match self.lanes.dense(lane).get(*cursor) {
             Some(&b) => {
                 *cursor += 1;

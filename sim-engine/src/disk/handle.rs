@@ -20,7 +20,7 @@ use super::{draw_latency, record_fault, DiskFault, DiskOp, Latency};
 use crate::choice::Choices;
 use crate::choice::PER_MILLE;
 use crate::trace::{stable_hash, EventKind};
-use crate::world::{with, World};
+use crate::world::{with_disks, DiskView};
 
 /// A node's disk: one flat directory of named files.
 ///
@@ -98,7 +98,7 @@ struct Recorded {
 }
 
 /// Records a completed operation.
-fn record_op(w: &mut World, node: u32, done: Recorded, detail: impl FnOnce() -> String) {
+fn record_op(w: &mut DiskView<'_>, node: u32, done: Recorded, detail: impl FnOnce() -> String) {
     let Recorded {
         op,
         file,
@@ -132,20 +132,21 @@ impl Disk {
     /// # Panics
     /// Outside a task of a simulation.
     pub fn current() -> Disk {
-        with(|w| {
+        // Which task is running is the executor's to say, not the disks': the whole world.
+        crate::world::with(|w| {
             let node = w
                 .current_node()
                 .expect("Disk::current must be called from a task in a simulation");
             Disk {
-                epoch: w.epoch,
+                epoch: w.epoch(),
                 node,
-                incarnation: w.nodes.incarnation(node),
+                incarnation: w.nodes().incarnation(node),
             }
         })
     }
 
     /// Fails if this handle is from another run or an earlier incarnation of its node.
-    fn check(&self, w: &World) -> Result<(), DiskError> {
+    fn check(&self, w: &DiskView<'_>) -> Result<(), DiskError> {
         let live = w.epoch == self.epoch
             && w.nodes
                 .get(self.node)
@@ -159,7 +160,7 @@ impl Disk {
 
     /// Validates, records a failure, or draws the latency: the start of every name operation.
     fn begin(&self, op: DiskOp, paths: &[&str], kind: Latency) -> Result<u64, DiskError> {
-        with(|w| {
+        with_disks(|w| {
             let checked = self
                 .check(w)
                 .and_then(|()| paths.iter().try_for_each(|p| check_path(p)));
@@ -198,7 +199,7 @@ impl Disk {
     /// name is durable only after [`Disk::sync_dir`].
     pub async fn create(&self, path: &str) -> io::Result<File> {
         wait(self.begin(DiskOp::Create, &[path], Latency::Write)?).await;
-        let r = with(|w| {
+        let r = with_disks(|w| {
             let r = self.check(w).and_then(|()| {
                 let store = w.disks.store(self.node);
                 if store.names.contains_key(path) {
@@ -229,7 +230,7 @@ impl Disk {
     /// Opens an existing file. Fails with `NotFound` if there is none.
     pub async fn open(&self, path: &str) -> io::Result<File> {
         wait(self.begin(DiskOp::Open, &[path], Latency::Read)?).await;
-        let r = with(|w| {
+        let r = with_disks(|w| {
             let r = self.check(w).and_then(|()| {
                 let store = w.disks.store(self.node);
                 let ino = *store
@@ -268,7 +269,7 @@ impl Disk {
     /// Removes a file. Its open handles fail from now on. Durable after [`Disk::sync_dir`].
     pub async fn remove(&self, path: &str) -> io::Result<()> {
         wait(self.begin(DiskOp::Remove, &[path], Latency::Write)?).await;
-        with(|w| {
+        with_disks(|w| {
             let r = self.check(w).and_then(|()| {
                 let store = w.disks.store(self.node);
                 if !store.names.contains_key(path) {
@@ -298,7 +299,7 @@ impl Disk {
     /// then a crash may undo it.
     pub async fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         wait(self.begin(DiskOp::Rename, &[from, to], Latency::Write)?).await;
-        with(|w| {
+        with_disks(|w| {
             let r = self.check(w).and_then(|()| {
                 let store = w.disks.store(self.node);
                 if !store.names.contains_key(from) {
@@ -331,7 +332,7 @@ impl Disk {
     /// Makes every create, remove and rename completed so far durable.
     pub async fn sync_dir(&self) -> io::Result<()> {
         wait(self.begin(DiskOp::SyncDir, &[], Latency::Sync)?).await;
-        with(|w| {
+        with_disks(|w| {
             let r = self.check(w).map(|()| w.disks.store(self.node).sync_dir());
             let n = *r.as_ref().unwrap_or(&0) as u64;
             record_op(
@@ -355,7 +356,7 @@ impl Disk {
 
     /// The names of every file, sorted. Immediate (a directory read from the cache).
     pub fn list(&self) -> io::Result<Vec<String>> {
-        with(|w| {
+        with_disks(|w| {
             let r = self.check(w).map(|()| {
                 w.disks
                     .store(self.node)
@@ -389,7 +390,7 @@ impl File {
     }
 
     /// Checks the handle; `Ok` is the inode's current name.
-    fn check(&self, w: &mut World) -> Result<String, DiskError> {
+    fn check(&self, w: &mut DiskView<'_>) -> Result<String, DiskError> {
         self.disk
             .check(w)
             .map_err(|_| DiskError::Stale(self.path.to_string()))?;
@@ -410,7 +411,7 @@ impl File {
 
     /// Validates, records a failure, or draws the latency: the start of every file operation.
     fn begin(&self, op: DiskOp, kind: Latency) -> Result<u64, DiskError> {
-        with(|w| match self.check(w) {
+        with_disks(|w| match self.check(w) {
             Ok(_) => Ok(draw_latency(w, self.disk.node, op, kind)),
             Err(e) => {
                 record_op(
@@ -430,7 +431,7 @@ impl File {
         })
     }
 
-    fn chance(w: &mut World, label: &'static str, per_mille: u32) -> bool {
+    fn chance(w: &mut DiskView<'_>, label: &'static str, per_mille: u32) -> bool {
         w.source.chance(label, u64::from(per_mille), PER_MILLE)
     }
 
@@ -438,7 +439,7 @@ impl File {
     /// end.
     pub async fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
         wait(self.begin(DiskOp::Read, Latency::Read)?).await;
-        with(|w| {
+        with_disks(|w| {
             let node = self.disk.node;
             let r = self.check(w).and_then(|name| {
                 let file_len = w.disks.store(node).files[&self.ino].current.len() as u64;
@@ -485,7 +486,7 @@ impl File {
 
     /// Latent corruption: one byte of one sector in `offset..end` changes on the medium (and
     /// in the cache), if the fault atlas allows damage there.
-    fn rot(&self, w: &mut World, name: &str, offset: u64, end: u64) {
+    fn rot(&self, w: &mut DiskView<'_>, name: &str, offset: u64, end: u64) {
         let node = self.disk.node;
         let sector = w.disks.sector_bytes();
         let (first, last) = (offset / sector, (end - 1) / sector);
@@ -531,7 +532,7 @@ impl File {
     }
 
     fn write(&self, op: DiskOp, offset: Option<u64>, data: &[u8]) -> io::Result<u64> {
-        with(|w| {
+        with_disks(|w| {
             let node = self.disk.node;
             let len = data.len() as u64;
             let r = self.check(w).and_then(|name| {
@@ -592,7 +593,7 @@ impl File {
     }
 
     /// Applies a write to the cache and queues it for the medium.
-    fn apply(&self, w: &mut World, offset: u64, data: &[u8], lost: bool) {
+    fn apply(&self, w: &mut DiskView<'_>, offset: u64, data: &[u8], lost: bool) {
         let inode = w
             .disks
             .store(self.disk.node)
@@ -610,7 +611,14 @@ impl File {
     /// A misdirected write: `data` lands on other sectors inside the file, the place meant
     /// keeps its old bytes (the length grows as if it had been written). False if there is no
     /// other place for it, or the fault atlas spares either place.
-    fn misdirect(&self, w: &mut World, name: &str, offset: u64, data: &[u8], len: u64) -> bool {
+    fn misdirect(
+        &self,
+        w: &mut DiskView<'_>,
+        name: &str,
+        offset: u64,
+        data: &[u8],
+        len: u64,
+    ) -> bool {
         let node = self.disk.node;
         let sector = w.disks.sector_bytes();
         let n = data.len() as u64;
@@ -666,7 +674,7 @@ impl File {
     /// Truncates or extends (with zeros) to `len` bytes. Durable after [`File::sync`].
     pub async fn set_len(&self, len: u64) -> io::Result<()> {
         wait(self.begin(DiskOp::SetLen, Latency::Write)?).await;
-        with(|w| {
+        with_disks(|w| {
             let node = self.disk.node;
             let r = self.check(w).and_then(|name| {
                 let p = w.disks.profile;
@@ -705,7 +713,7 @@ impl File {
     /// Makes every completed write and length change of this file durable (fsync).
     pub async fn sync(&self) -> io::Result<()> {
         wait(self.begin(DiskOp::Sync, Latency::Sync)?).await;
-        with(|w| {
+        with_disks(|w| {
             let node = self.disk.node;
             let r = self.check(w).map(|_| {
                 let inode = w
@@ -740,7 +748,7 @@ impl File {
 
     /// The file's length, as reads see it. Immediate (metadata from the cache).
     pub fn len(&self) -> io::Result<u64> {
-        with(|w| {
+        with_disks(|w| {
             let node = self.disk.node;
             let r = self
                 .check(w)
@@ -776,7 +784,7 @@ impl File {
     /// Closes the file: every clone of this handle fails from now on. Unsynced writes stay
     /// unsynced (closing is not syncing). Immediate.
     pub fn close(&self) -> io::Result<()> {
-        with(|w| {
+        with_disks(|w| {
             let node = self.disk.node;
             let r = self.check(w).map(|_| {
                 w.disks.store(node).opens[self.open as usize].closed = true;

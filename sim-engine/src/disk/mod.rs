@@ -106,7 +106,7 @@ pub use handle::{Disk, File};
 
 use crate::choice::Choices;
 use crate::trace::EventKind;
-use crate::world::World;
+use crate::world::DiskView;
 use atlas::Atlas;
 use labels::{DISK_LATENCY, DISK_SLOW, DISK_SLOW_MS};
 use store::NodeStore;
@@ -253,9 +253,9 @@ impl Disks {
 
 /// Called once when a run starts, after the network's draws: draws the disk fault profile
 /// (only for [`DiskFaults::Swarm`]).
-pub(crate) fn start_run(w: &mut World) {
+pub(crate) fn start_run(w: &mut DiskView<'_>) {
     let faults = w.disks.config.faults;
-    w.disks.profile = faults.profile(&mut w.source);
+    w.disks.profile = faults.profile(w.source);
     let c = &mut w.disks.config;
     c.read_us_max = c.read_us_max.max(c.read_us_min);
     c.write_us_max = c.write_us_max.max(c.write_us_min);
@@ -264,14 +264,14 @@ pub(crate) fn start_run(w: &mut World) {
 
 /// The disk profile this run drew. Must be called from within a simulation.
 pub fn profile() -> DiskFaultProfile {
-    crate::world::with(|w| w.disks.profile)
+    crate::world::with_disks(|w| w.disks.profile)
 }
 
 /// `node` goes down (called by the node lifecycle after its crash or exit event). A crash
 /// (a machine failure) resolves its unsynced state by drawing (see the module docs), and
 /// draws nothing for a node with nothing unsynced. A clean exit (`exited`) loses nothing: the
 /// operating system writes the process's cached writes back.
-pub(crate) fn take_down(w: &mut World, node: u32, exited: bool) {
+pub(crate) fn take_down(w: &mut DiskView<'_>, node: u32, exited: bool) {
     let sector_bytes = w.disks.sector_bytes();
     let Some(Some(mut store)) = w.disks.stores.get_mut(node as usize).map(Option::take) else {
         return;
@@ -279,7 +279,7 @@ pub(crate) fn take_down(w: &mut World, node: u32, exited: bool) {
     if exited {
         store.flush();
     }
-    let decisions = store.crash(&mut w.source, sector_bytes);
+    let decisions = store.crash(w.source, sector_bytes);
     w.disks.stores[node as usize] = Some(store);
     for d in decisions {
         record_fault(w, node, d.fault, d.ino, d.at, d.len, || {
@@ -293,7 +293,7 @@ pub(crate) fn take_down(w: &mut World, node: u32, exited: bool) {
 }
 
 fn record_fault(
-    w: &mut World,
+    w: &mut DiskView<'_>,
     node: u32,
     fault: DiskFault,
     file: u32,
@@ -322,7 +322,7 @@ pub(crate) enum Latency {
 }
 
 /// Draws an operation's latency in nanoseconds, and whether it is slow (a fault).
-pub(crate) fn draw_latency(w: &mut World, node: u32, op: DiskOp, kind: Latency) -> u64 {
+pub(crate) fn draw_latency(w: &mut DiskView<'_>, node: u32, op: DiskOp, kind: Latency) -> u64 {
     let c = &w.disks.config;
     let (lo, hi) = match kind {
         Latency::Read => (c.read_us_min, c.read_us_max),

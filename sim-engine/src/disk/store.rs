@@ -308,6 +308,12 @@ impl NodeStore {
             inode.linked = true;
         }
         self.opens.clear();
+        debug_assert!(
+            self.files
+                .values()
+                .all(|i| i.pending.is_empty() && i.current == i.durable),
+            "after a crash, reads must see what the medium holds"
+        );
         decisions
     }
 }

@@ -18,7 +18,7 @@ use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::DueEvent;
-use crate::world::{self, with, World};
+use crate::world::{self, with_net, NetView};
 
 /// What a message must be: any `'static` value that can be printed in a trace, hashed into
 /// the history, and cloned (a duplicated datagram is a clone).
@@ -104,7 +104,7 @@ pub(crate) struct Mailbox {
     pub waiter: Option<Waker>,
 }
 
-fn route_text(w: &World, id: u64, from: Addr, to: Addr) -> String {
+fn route_text(w: &NetView<'_>, id: u64, from: Addr, to: Addr) -> String {
     format!(
         "#{id} {}:{} -> {}:{}",
         node_name(w, from.node.0),
@@ -115,7 +115,8 @@ fn route_text(w: &World, id: u64, from: Addr, to: Addr) -> String {
 }
 
 /// A datagram reached its destination's node: deliver, hold, or drop it.
-pub(crate) fn arrive(w: &mut World, d: Datagram) {
+#[inline]
+pub(crate) fn arrive(w: &mut NetView<'_>, d: Datagram) {
     let (from, to) = (d.from.node.0, d.to.node.0);
     let reason = if incarnation(w, from) != d.from_inc {
         Some("sender crashed: its in-flight traffic is cancelled")
@@ -168,7 +169,7 @@ pub(crate) fn arrive(w: &mut World, d: Datagram) {
 /// Releases the datagrams a clog held on `from -> to`: they reach their sockets now, in the
 /// order they arrived, ahead of anything still on the wire behind them (so the link stays
 /// FIFO).
-pub(crate) fn release_held(w: &mut World, from: u32, to: u32) {
+pub(crate) fn release_held(w: &mut NetView<'_>, from: u32, to: u32) {
     let held = std::mem::take(&mut w.net.link(from, to).held);
     for d in held {
         let id = d.id;
@@ -228,7 +229,7 @@ impl<M: Message> Socket<M> {
         faultable: bool,
         sessions: bool,
     ) -> Result<Socket<M>, NetError> {
-        with(|w| {
+        with_net(|w| {
             let node = w
                 .current_node()
                 .expect("Socket::bind must be called from a task");
@@ -307,7 +308,7 @@ impl<M: Message> Socket<M> {
     /// delayed past later messages, held or dropped, as the run's faults decide (see the
     /// module docs). A socket whose node crashed sends nothing.
     pub fn send(&self, to: Addr, msg: M) {
-        with(|w| send(w, self, to, msg))
+        with_net(|w| send(w, self, to, msg))
     }
 
     /// Receives the next message and its sender.
@@ -321,7 +322,7 @@ impl<M: Message> Socket<M> {
 
     /// A message if one is queued, without waiting.
     pub fn try_recv(&self) -> Option<(Addr, M)> {
-        with(|w| {
+        with_net(|w| {
             let mb = w
                 .net
                 .mailboxes
@@ -339,7 +340,7 @@ impl<M: Message> Socket<M> {
     }
 }
 
-fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
+fn send<M: Message>(w: &mut NetView<'_>, sock: &Socket<M>, to: Addr, payload: M) {
     let from = sock.addr;
     let (a, b) = (from.node.0, to.node.0);
     let Some(id) = wire_id(w, sock) else {
@@ -392,7 +393,7 @@ fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M) {
 /// A new message id for a send from `sock`, or `None` (the drop recorded) if the socket is a
 /// zombie: it outlived its node's incarnation and cannot reach the wire.
 #[inline]
-pub(super) fn wire_id<M>(w: &mut World, sock: &Socket<M>) -> Option<u64> {
+pub(super) fn wire_id<M>(w: &mut NetView<'_>, sock: &Socket<M>) -> Option<u64> {
     let a = sock.addr.node.0;
     let id = w.net.next_msg();
     if !alive(w, a, sock.inc) {
@@ -419,7 +420,7 @@ pub(super) struct Sent {
 
 /// The send event, with its readable detail when recording.
 #[inline]
-pub(super) fn record_send<M: Message>(w: &mut World, sent: Sent, payload: &M) {
+pub(super) fn record_send<M: Message>(w: &mut NetView<'_>, sent: Sent, payload: &M) {
     let kind = EventKind::Send {
         msg: sent.id,
         to: sent.to.node.0,
@@ -437,7 +438,7 @@ pub(super) fn record_send<M: Message>(w: &mut World, sent: Sent, payload: &M) {
 /// The readable detail of a send event (recording runs only).
 #[cold]
 #[inline(never)]
-fn send_detail<M: Message>(w: &World, sent: &Sent, payload: &M) -> String {
+fn send_detail<M: Message>(w: &NetView<'_>, sent: &Sent, payload: &M) -> String {
     format!(
         "{} +{}ms{} {payload:?}",
         route_text(w, sent.id, sent.from, sent.to),
@@ -449,7 +450,7 @@ fn send_detail<M: Message>(w: &World, sent: &Sent, payload: &M) -> String {
 /// A faultable send in a run whose profile may fault datagrams: partitions and clogs,
 /// reordering, loss and duplication are drawn, in that order.
 fn send_faulted<M: Message>(
-    w: &mut World,
+    w: &mut NetView<'_>,
     sock: &Socket<M>,
     to: Addr,
     payload: M,
@@ -544,7 +545,7 @@ impl<M: Message> Future for Recv<'_, M> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Addr, M)> {
         let addr = self.socket.addr;
         let bind_id = self.socket.bind_id;
-        with(|w| {
+        with_net(|w| {
             // A socket whose node crashed has no mailbox any more: it never receives again.
             let Some(mb) = w.net.mailboxes.get_mut(&(addr.node.0, addr.port)) else {
                 return Poll::Pending;
@@ -572,7 +573,7 @@ impl<M> Drop for Socket<M> {
     fn drop(&mut self) {
         let key = (self.addr.node.0, self.addr.port);
         let bind_id = self.bind_id;
-        world::try_with(self.epoch, |w| {
+        world::try_with_net(self.epoch, |w| {
             if w.net
                 .mailboxes
                 .get(&key)

@@ -107,7 +107,7 @@ pub use watch::{reachable, watch, Down, DownReason, Reachable, Watch};
 use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash, EventKind};
-use crate::world::{self, with, World};
+use crate::world::{self, with_net, NetView};
 use labels::{
     NET_FAULT_CLOG, NET_FAULT_CLOG_MS, NET_FAULT_PARTITION, NET_FAULT_PARTITION_MS,
     NET_FAULT_PARTITION_SHAPE, NET_JITTER_MS, NET_LINK_JITTER_MS, NET_LINK_LATENCY_MS, NET_ROUTE,
@@ -131,7 +131,7 @@ impl Addr {
     /// If nothing has that name (a scenario bug), or the route is empty. Must be called from
     /// within a simulation.
     pub fn named(name: &str, port: u16) -> Addr {
-        let node = with(|w| resolve(w, name)).unwrap_or_else(|e| panic!("{e}"));
+        let node = with_net(|w| resolve(w, name)).unwrap_or_else(|e| panic!("{e}"));
         Addr {
             node: NodeId(node),
             port,
@@ -141,7 +141,7 @@ impl Addr {
 
 impl Debug for Addr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = world::try_with(crate::world::current_epoch(), |w| {
+        let name = world::try_with_net(crate::world::current_epoch(), |w| {
             w.nodes.name(self.node.0).to_string()
         });
         match name {
@@ -374,19 +374,19 @@ impl Network {
 /// The heal phase, when the workload is done and liveness is being checked: no new fault is
 /// drawn from then on. Drawn partitions, clogs and stalls already in force end on their own
 /// schedule (each is bounded), and scripted controls stay the scenario's business.
-pub(crate) fn stop_drawing_faults(w: &mut World) {
+pub(crate) fn stop_drawing_faults(w: &mut NetView<'_>) {
     w.net.profile = FaultProfile::NONE;
 }
 
 /// Called once when a run starts, before any setup: sizes the link table and draws the
 /// fault profile (the first draws of a run, so they shape everything after).
-pub(crate) fn start_run(w: &mut World) {
+pub(crate) fn start_run(w: &mut NetView<'_>) {
     let n = w.nodes.len();
     w.net.n = n;
     w.net.link_slots = vec![0; n * n];
     w.net.links.clear();
     let faults = w.net.config.faults;
-    w.net.profile = faults.profile(&mut w.source);
+    w.net.profile = faults.profile(w.source);
     if w.net.config.latency_ms_min > w.net.config.latency_ms_max {
         w.net.config.latency_ms_max = w.net.config.latency_ms_min;
     }
@@ -394,30 +394,30 @@ pub(crate) fn start_run(w: &mut World) {
 
 /// The profile this run drew. Must be called from within a simulation.
 pub fn profile() -> FaultProfile {
-    with(|w| w.net.profile)
+    with_net(|w| w.net.profile)
 }
 
 /// `name` for trace details.
-fn node_name(w: &World, id: u32) -> &str {
+fn node_name<'a>(w: &'a NetView<'_>, id: u32) -> &'a str {
     w.nodes.name(id)
 }
 
 /// The incarnation a node is in now (it moves on at every crash).
 #[inline]
-fn incarnation(w: &World, node: u32) -> u32 {
+fn incarnation(w: &NetView<'_>, node: u32) -> u32 {
     w.nodes.incarnation(node)
 }
 
 /// True if `node` is up and still in incarnation `inc`.
 #[inline]
-fn alive(w: &World, node: u32, inc: u32) -> bool {
+fn alive(w: &NetView<'_>, node: u32, inc: u32) -> bool {
     w.nodes.is_up(node) && incarnation(w, node) == inc
 }
 
 /// The one-way latency of a message from `from` to `to`, in nanoseconds: the link's drawn
 /// latency plus a jitter drawn in its bound.
 #[inline]
-fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
+fn latency_ns(w: &mut NetView<'_>, from: u32, to: u32) -> u64 {
     let (min_ms, max_ms, jitter_max_ms) = (
         w.net.config.latency_ms_min,
         w.net.config.latency_ms_max,
@@ -447,13 +447,13 @@ fn latency_ns(w: &mut World, from: u32, to: u32) -> u64 {
 /// in-order arrival already given on the link (so a same-instant tie-break cannot swap two
 /// messages of one link).
 #[inline]
-fn fifo_at(w: &mut World, from: u32, to: u32, latency: u64) -> u64 {
+fn fifo_at(w: &mut NetView<'_>, from: u32, to: u32, latency: u64) -> u64 {
     let now = w.clock.now_ns();
     w.net.link(from, to).fifo_at(now, latency)
 }
 
 /// Resolves a node or routed name to one node (a routed name draws which).
-fn resolve(w: &mut World, name: &str) -> Result<u32, NetError> {
+fn resolve(w: &mut NetView<'_>, name: &str) -> Result<u32, NetError> {
     if let Some(set) = w.net.routes.get(name) {
         if set.is_empty() {
             return Err(NetError::EmptyRoute(name.to_string()));
@@ -466,7 +466,7 @@ fn resolve(w: &mut World, name: &str) -> Result<u32, NetError> {
         .ok_or_else(|| NetError::UnknownName(name.to_string()))
 }
 
-fn resolve_nodes(w: &World, names: &[&str]) -> Result<Vec<u32>, NetError> {
+fn resolve_nodes(w: &NetView<'_>, names: &[&str]) -> Result<Vec<u32>, NetError> {
     names
         .iter()
         .map(|n| {
@@ -506,10 +506,10 @@ fn resolve_nodes(w: &World, names: &[&str]) -> Result<Vec<u32>, NetError> {
 /// assert!(sim.run_seed(1).outcome.class.is_pass());
 /// ```
 pub fn route(name: &str, to: &[&str]) -> Result<(), NetError> {
-    with(|w| set_route(w, name, to))
+    with_net(|w| set_route(w, name, to))
 }
 
-fn set_route(w: &mut World, name: &str, to: &[&str]) -> Result<(), NetError> {
+fn set_route(w: &mut NetView<'_>, name: &str, to: &[&str]) -> Result<(), NetError> {
     if w.nodes.find(name).is_some() {
         return Err(NetError::RouteShadowsNode(name.to_string()));
     }
@@ -527,7 +527,7 @@ fn set_route(w: &mut World, name: &str, to: &[&str]) -> Result<(), NetError> {
 
 /// Removes a routed name. Must be called from within a simulation.
 pub fn unroute(name: &str) {
-    with(|w| {
+    with_net(|w| {
         if w.net.routes.remove(name).is_some() {
             let digest = stable_hash(&(name, 0u8));
             w.record(None, EventKind::Fault { digest }, || {
@@ -540,7 +540,7 @@ pub fn unroute(name: &str) {
 /// Draws the partition and clog faults a send between two nodes may trigger (only for
 /// faultable traffic between different nodes).
 #[inline]
-fn draw_link_faults(w: &mut World, from: u32, to: u32) {
+fn draw_link_faults(w: &mut NetView<'_>, from: u32, to: u32) {
     // Most runs draw no link faults: check that without copying the whole profile.
     if w.net.profile.partition_per_mille == 0 && w.net.profile.clog_per_mille == 0 {
         return;
@@ -548,7 +548,7 @@ fn draw_link_faults(w: &mut World, from: u32, to: u32) {
     draw_link_faults_slow(w, from, to);
 }
 
-fn draw_link_faults_slow(w: &mut World, from: u32, to: u32) {
+fn draw_link_faults_slow(w: &mut NetView<'_>, from: u32, to: u32) {
     let p = w.net.profile;
     if p.partition_per_mille > 0
         && !w.net.pair_cut(from, to)
@@ -591,7 +591,7 @@ enum Reached {
     Watch(u32),
 }
 
-fn seq_of(w: &World, r: Reached) -> u64 {
+fn seq_of(w: &NetView<'_>, r: Reached) -> u64 {
     match r {
         Reached::Conn(c) => w.net.conns[c as usize].seq,
         Reached::Watch(k) => w.net.watches[k as usize].seq,
@@ -600,13 +600,13 @@ fn seq_of(w: &World, r: Reached) -> u64 {
 
 /// Orders a fan-out by creation sequence: the order the run itself decided, never the order
 /// a table happens to hold things in. (A test removes this sort and watches the trace change.)
-fn sort_fan_out(w: &World, reached: &mut [Reached]) {
+fn sort_fan_out(w: &NetView<'_>, reached: &mut [Reached]) {
     reached.sort_by_key(|&r| seq_of(w, r));
 }
 
 /// The link events of a cut between `a` and `b`: every faultable connection between them is
 /// reset, and every watch between them fires with [`DownReason::NoConnection`].
-fn cut_events(w: &mut World, pairs: &[(u32, u32)]) {
+fn cut_events(w: &mut NetView<'_>, pairs: &[(u32, u32)]) {
     let mut reached = Vec::new();
     for (i, c) in w.net.conns.iter().enumerate() {
         let (x, y) = (c.sides[0].node, c.sides[1].node);
@@ -643,7 +643,7 @@ fn cut_events(w: &mut World, pairs: &[(u32, u32)]) {
 }
 
 /// A node started or a cut healed: every task waiting in [`reachable`] looks again.
-pub(crate) fn reach_may_have_changed(w: &mut World) {
+pub(crate) fn reach_may_have_changed(w: &mut NetView<'_>) {
     for waker in std::mem::take(&mut w.net.reach_waiters) {
         w.wake(waker);
     }
@@ -652,7 +652,7 @@ pub(crate) fn reach_may_have_changed(w: &mut World) {
 /// Steps 1–3 of a crash of `node` (see the module docs): notify, retire, cancel. Returns
 /// how many queued or held messages were lost. Called by [`crate::node::crash`] with the
 /// node already marked down and its incarnation moved on.
-pub(crate) fn crash_before_kill(w: &mut World, node: u32) -> usize {
+pub(crate) fn crash_before_kill(w: &mut NetView<'_>, node: u32) -> usize {
     // 1. Notify every watch on the node held from another node.
     let mut reached: Vec<Reached> = (0..w.net.watches.len() as u32)
         .filter(|&k| {
@@ -702,7 +702,7 @@ pub(crate) fn crash_before_kill(w: &mut World, node: u32) -> usize {
 
 /// Step 5 of a crash: signal the survivors — the far end of every stream connected to the
 /// crashed node is reset, in connection order.
-pub(crate) fn crash_after_kill(w: &mut World, node: u32) {
+pub(crate) fn crash_after_kill(w: &mut NetView<'_>, node: u32) {
     let survivors: Vec<u32> = (0..w.net.conns.len() as u32)
         .filter(|&c| {
             let conn = &w.net.conns[c as usize];

@@ -10,7 +10,7 @@ use super::{cut_events, datagram, resolve_nodes, set_route, stream, NetError};
 use crate::time::Instant;
 use crate::trace::{stable_hash, EventKind};
 use crate::world::DueEvent;
-use crate::world::{with, World};
+use crate::world::{with_net, NetView};
 
 /// A scripted network control, applied now ([`Control::apply`]) or at a virtual instant
 /// ([`at`]). Each is recorded in the trace.
@@ -75,7 +75,7 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-fn pairs(w: &World, a: &[String], b: &[String]) -> Result<Vec<(u32, u32)>, NetError> {
+fn pairs(w: &NetView<'_>, a: &[String], b: &[String]) -> Result<Vec<(u32, u32)>, NetError> {
     let (a, b) = (resolve_nodes(w, &strs(a))?, resolve_nodes(w, &strs(b))?);
     Ok(a.iter()
         .flat_map(|&x| b.iter().map(move |&y| (x, y)))
@@ -86,10 +86,10 @@ fn pairs(w: &World, a: &[String], b: &[String]) -> Result<Vec<(u32, u32)>, NetEr
 impl Control {
     /// Applies the control now. Must be called from within a simulation.
     pub fn apply(self) -> Result<(), NetError> {
-        with(|w| apply(w, self))
+        with_net(|w| apply(w, self))
     }
 
-    fn validate(&self, w: &World) -> Result<(), NetError> {
+    fn validate(&self, w: &NetView<'_>) -> Result<(), NetError> {
         match self {
             Control::Partition { a, b } | Control::Heal { a, b } => pairs(w, a, b).map(drop),
             Control::PartitionOneWay { from, to }
@@ -109,7 +109,7 @@ impl Control {
     }
 }
 
-fn record_control(w: &mut World, c: &Control) {
+fn record_control(w: &mut NetView<'_>, c: &Control) {
     let digest = stable_hash(c);
     let text = if w.history.is_recording() {
         format!("{c:?}")
@@ -119,7 +119,7 @@ fn record_control(w: &mut World, c: &Control) {
     w.record(None, EventKind::Fault { digest }, || text);
 }
 
-fn apply(w: &mut World, c: Control) -> Result<(), NetError> {
+fn apply(w: &mut NetView<'_>, c: Control) -> Result<(), NetError> {
     c.validate(w)?;
     match &c {
         Control::Partition { a, b } => {
@@ -171,7 +171,7 @@ fn apply(w: &mut World, c: Control) -> Result<(), NetError> {
 }
 
 /// Cuts `links`; the pairs that were fully connected before get their link events.
-fn cut(w: &mut World, links: &[(u32, u32)], scripted: bool) {
+fn cut(w: &mut NetView<'_>, links: &[(u32, u32)], scripted: bool) {
     let mut newly: Vec<(u32, u32)> = Vec::new();
     for &(x, y) in links {
         let was = w.net.pair_cut(x, y);
@@ -181,6 +181,7 @@ fn cut(w: &mut World, links: &[(u32, u32)], scripted: bool) {
         } else {
             l.cut_drawn += 1;
         }
+        debug_assert!(l.is_cut(), "link {x}->{y} cut but not reading as cut");
         if !was && !newly.contains(&(x, y)) && !newly.contains(&(y, x)) {
             newly.push((x, y));
         }
@@ -189,13 +190,13 @@ fn cut(w: &mut World, links: &[(u32, u32)], scripted: bool) {
 }
 
 /// Releases everything a clog held on `from -> to`: datagrams, and stalled stream segments.
-fn release(w: &mut World, from: u32, to: u32) {
+fn release(w: &mut NetView<'_>, from: u32, to: u32) {
     datagram::release_held(w, from, to);
     stream::release_link(w, from, to);
 }
 
 /// A drawn partition of `links` for `ms`, healed by a scheduled control.
-pub(crate) fn drawn_cut(w: &mut World, links: &[(u32, u32)], ms: u64) {
+pub(crate) fn drawn_cut(w: &mut NetView<'_>, links: &[(u32, u32)], ms: u64) {
     let digest = stable_hash(&(1u8, links, ms));
     let text = if w.history.is_recording() {
         describe(w, "partition (drawn)", links, ms)
@@ -212,7 +213,7 @@ pub(crate) fn drawn_cut(w: &mut World, links: &[(u32, u32)], ms: u64) {
 }
 
 /// A drawn clog of `from -> to` for `ms`.
-pub(crate) fn drawn_clog(w: &mut World, from: u32, to: u32, ms: u64) {
+pub(crate) fn drawn_clog(w: &mut NetView<'_>, from: u32, to: u32, ms: u64) {
     let digest = stable_hash(&(2u8, from, to, ms));
     let text = if w.history.is_recording() {
         describe(w, "clog (drawn)", &[(from, to)], ms)
@@ -228,7 +229,7 @@ pub(crate) fn drawn_clog(w: &mut World, from: u32, to: u32, ms: u64) {
     );
 }
 
-fn describe(w: &World, what: &str, links: &[(u32, u32)], ms: u64) -> String {
+fn describe(w: &NetView<'_>, what: &str, links: &[(u32, u32)], ms: u64) -> String {
     let names: Vec<String> = links
         .iter()
         .map(|&(x, y)| format!("{}->{}", w.nodes.name(x), w.nodes.name(y)))
@@ -237,7 +238,7 @@ fn describe(w: &World, what: &str, links: &[(u32, u32)], ms: u64) -> String {
 }
 
 /// Fires a scheduled control.
-pub(crate) fn fire(w: &mut World, c: Resolved) {
+pub(crate) fn fire(w: &mut NetView<'_>, c: Resolved) {
     match c {
         Resolved::Scripted(c) => {
             // Names were checked when it was scheduled and nodes never leave a run.
@@ -316,7 +317,7 @@ fn names(v: &[&str]) -> Vec<String> {
 /// assert!(sim.run_seed(0).outcome.class.is_pass());
 /// ```
 pub fn at(when: Instant, control: Control) -> Result<(), NetError> {
-    with(|w| {
+    with_net(|w| {
         control.validate(w)?;
         let at = when.as_nanos().max(w.clock.now_ns());
         w.clock

@@ -10,7 +10,7 @@ use super::labels::{NET_FAULT_DUPLICATE, NET_FAULT_LOSS, NET_FAULT_REORDER};
 use super::{draw_link_faults, fifo_at, incarnation, latency_ns, Addr, NetError, PER_MILLE};
 use crate::choice::Choices;
 use crate::trace::{stable_hash, EventKind};
-use crate::world::{with, World};
+use crate::world::{with_net, NetView};
 
 /// What a [`SessionSocket`] receives.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -101,7 +101,7 @@ impl<M: Message> SessionSocket<M> {
     /// Sends `msg` to `to` in the current session with it (starting one if the last broke).
     /// A socket whose node crashed sends nothing.
     pub fn send(&self, to: Addr, msg: M) {
-        with(|w| {
+        with_net(|w| {
             if let Some(id) = wire_id(w, &self.socket) {
                 send(w, &self.socket, to, msg, id);
             }
@@ -116,7 +116,7 @@ impl<M: Message> SessionSocket<M> {
     /// The number of the current session with `peer` (1 for the first; one more after each
     /// break). Must be called within a simulation.
     pub fn session(&self, peer: Addr) -> u32 {
-        with(|w| current(w, self.socket.addr, peer))
+        with_net(|w| current(w, self.socket.addr, peer))
     }
 }
 
@@ -130,7 +130,7 @@ impl<M: Message> Future for RecvEvent<'_, M> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SessionEvent<M>> {
         let sock = &self.socket.socket;
         let (addr, bind_id) = (sock.addr, sock.bind_id);
-        with(|w| {
+        with_net(|w| {
             let Some(mb) = w.net.mailboxes.get_mut(&(addr.node.0, addr.port)) else {
                 return Poll::Pending;
             };
@@ -165,20 +165,20 @@ fn key(a: Addr, b: Addr) -> (Addr, Addr) {
 }
 
 /// The current session number between `a` and `b`.
-fn current(w: &World, a: Addr, b: Addr) -> u32 {
+fn current(w: &NetView<'_>, a: Addr, b: Addr) -> u32 {
     w.net.sessions.get(&key(a, b)).copied().unwrap_or(1)
 }
 
 /// True if `session` is still the current one between `from` and `to`.
 #[cold]
-pub(super) fn is_current(w: &World, from: Addr, to: Addr, session: u32) -> bool {
+pub(super) fn is_current(w: &NetView<'_>, from: Addr, to: Addr, session: u32) -> bool {
     current(w, from, to) == session
 }
 
 /// Breaks the session between `a` and `b`: the next message starts a new one, traffic of the
 /// old one is dropped on arrival, and each bound session end is told.
 #[cold]
-pub(super) fn break_session(w: &mut World, a: Addr, b: Addr, why: &str) {
+pub(super) fn break_session(w: &mut NetView<'_>, a: Addr, b: Addr, why: &str) {
     let k = key(a, b);
     let old = current(w, a, b);
     w.net.sessions.insert(k, old + 1);
@@ -212,7 +212,7 @@ pub(super) fn break_session(w: &mut World, a: Addr, b: Addr, why: &str) {
 }
 
 /// Breaks every session between nodes of `pairs` (a partition cut them).
-pub(super) fn break_cut(w: &mut World, pairs: &[(u32, u32)]) {
+pub(super) fn break_cut(w: &mut NetView<'_>, pairs: &[(u32, u32)]) {
     let cut: Vec<(Addr, Addr)> = w
         .net
         .sessions
@@ -230,7 +230,7 @@ pub(super) fn break_cut(w: &mut World, pairs: &[(u32, u32)]) {
 }
 
 /// Breaks every session with an end on `node` (it crashed).
-pub(super) fn break_node(w: &mut World, node: u32) {
+pub(super) fn break_node(w: &mut NetView<'_>, node: u32) {
     let gone: Vec<(Addr, Addr)> = w
         .net
         .sessions
@@ -246,7 +246,13 @@ pub(super) fn break_node(w: &mut World, node: u32) {
 /// Sends `payload` from session socket `sock` to `to`: in order in the current session, or —
 /// if the profile draws a datagram fault for it, or the link is cut — not at all, and the
 /// session breaks.
-pub(super) fn send<M: Message>(w: &mut World, sock: &Socket<M>, to: Addr, payload: M, id: u64) {
+pub(super) fn send<M: Message>(
+    w: &mut NetView<'_>,
+    sock: &Socket<M>,
+    to: Addr,
+    payload: M,
+    id: u64,
+) {
     let from = sock.addr;
     let (a, b) = (from.node.0, to.node.0);
     let digest = stable_hash(&payload);

@@ -41,7 +41,7 @@ use crate::choice::Choices;
 use crate::node_id::NodeId;
 use crate::trace::{stable_hash_bytes, EventKind};
 use crate::world::DueEvent;
-use crate::world::{self, with, World};
+use crate::world::{self, with_net, NetView};
 
 #[derive(Debug)]
 enum SegKind {
@@ -163,7 +163,7 @@ fn io_err(kind: ErrorKind, what: &'static str) -> io::Error {
 
 /// Queues a segment from side `dir` to the other side, after the link's latency (keeping
 /// the direction's order), applying the stream faults to data and FIN segments.
-fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
+fn push_seg(w: &mut NetView<'_>, c: u32, dir: usize, kind: SegKind) {
     let (from, to, faultable) = {
         let conn = &w.net.conns[c as usize];
         (
@@ -173,7 +173,6 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
         )
     };
     let id = w.net.next_msg();
-    let p = w.net.profile;
     let payload_seg = matches!(kind, SegKind::Data(_) | SegKind::Fin);
     if faultable && payload_seg {
         draw_link_faults(w, from, to);
@@ -213,59 +212,17 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
         },
         || detail,
     );
-    if faultable && payload_seg {
-        let silenced = {
-            let conn = &mut w.net.conns[c as usize];
-            if conn.silent {
-                Some("the peer is silent")
-            } else if let Some(left) = conn.silent_after.as_mut() {
-                if *left == 0 {
-                    conn.silent = true;
-                    conn.silent_after = None;
-                    Some("the peer falls silent")
-                } else {
-                    *left -= 1;
-                    None
-                }
-            } else {
-                None
-            }
-        };
-        if let Some(why) = silenced {
-            w.record(Some(from), EventKind::Drop { msg: id }, || {
-                format!("#{id}: {why}")
-            });
-            return;
-        }
-        if matches!(kind, SegKind::Data(_))
-            && p.reset_per_mille > 0
-            && w.source.chance(
-                NET_FAULT_RESET.name(),
-                u64::from(p.reset_per_mille),
-                PER_MILLE,
-            )
-        {
-            w.record(Some(from), EventKind::Drop { msg: id }, || {
-                format!("#{id}: lost with the connection")
-            });
-            reset_conn(w, c, "reset fault");
-            return;
-        }
-        if p.stall_per_mille > 0
-            && w.source.chance(
-                NET_FAULT_STALL.name(),
-                u64::from(p.stall_per_mille),
-                PER_MILLE,
-            )
-        {
-            let ms = w
-                .source
-                .range_inclusive(NET_FAULT_STALL_MS.name(), 1, p.stall_ms_max.max(1));
-            let d = &mut w.net.conns[c as usize].dirs[dir];
-            d.stalled_until_ns = d.stalled_until_ns.max(at + ms * 1_000_000);
-        }
+    if faultable && payload_seg && !survives_stream_faults(w, c, dir, id, &kind, at) {
+        return;
     }
-    w.net.conns[c as usize].dirs[dir].queue.push_back(Seg {
+    let queue = &mut w.net.conns[c as usize].dirs[dir].queue;
+    // Segments are delivered from the front as they come due: the queue must be in the order
+    // of their arrival times, or a later segment would wait behind an earlier one.
+    debug_assert!(
+        queue.back().is_none_or(|last| last.at_ns < at),
+        "conn {c} dir {dir}: segment due at {at}ns queued behind a later one"
+    );
+    queue.push_back(Seg {
         id,
         at_ns: at,
         held: false,
@@ -280,9 +237,75 @@ fn push_seg(w: &mut World, c: u32, dir: usize, kind: SegKind) {
     );
 }
 
+/// The stream faults on a data or FIN segment of a faultable connection, sent at `at`: a
+/// silent peer drops it, a reset fault drops it with the connection, a stall holds the
+/// direction. False when the segment is lost (the drop recorded).
+fn survives_stream_faults(
+    w: &mut NetView<'_>,
+    c: u32,
+    dir: usize,
+    id: u64,
+    kind: &SegKind,
+    at: u64,
+) -> bool {
+    let from = w.net.conns[c as usize].sides[dir].node;
+    let p = w.net.profile;
+    let silenced = {
+        let conn = &mut w.net.conns[c as usize];
+        if conn.silent {
+            Some("the peer is silent")
+        } else if let Some(left) = conn.silent_after.as_mut() {
+            if *left == 0 {
+                conn.silent = true;
+                conn.silent_after = None;
+                Some("the peer falls silent")
+            } else {
+                *left -= 1;
+                None
+            }
+        } else {
+            None
+        }
+    };
+    if let Some(why) = silenced {
+        w.record(Some(from), EventKind::Drop { msg: id }, || {
+            format!("#{id}: {why}")
+        });
+        return false;
+    }
+    if matches!(kind, SegKind::Data(_))
+        && p.reset_per_mille > 0
+        && w.source.chance(
+            NET_FAULT_RESET.name(),
+            u64::from(p.reset_per_mille),
+            PER_MILLE,
+        )
+    {
+        w.record(Some(from), EventKind::Drop { msg: id }, || {
+            format!("#{id}: lost with the connection")
+        });
+        reset_conn(w, c, "reset fault");
+        return false;
+    }
+    if p.stall_per_mille > 0
+        && w.source.chance(
+            NET_FAULT_STALL.name(),
+            u64::from(p.stall_per_mille),
+            PER_MILLE,
+        )
+    {
+        let ms = w
+            .source
+            .range_inclusive(NET_FAULT_STALL_MS.name(), 1, p.stall_ms_max.max(1));
+        let d = &mut w.net.conns[c as usize].dirs[dir];
+        d.stalled_until_ns = d.stalled_until_ns.max(at + ms * 1_000_000);
+    }
+    true
+}
+
 /// Delivers the segments of `conn`'s direction `dir` that are due, unless a clog or stall
 /// holds them.
-pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
+pub(crate) fn segments_due(w: &mut NetView<'_>, c: u32, dir: u8) {
     let dir = dir as usize;
     let now = w.clock.now_ns();
     loop {
@@ -341,7 +364,7 @@ pub(crate) fn segments_due(w: &mut World, c: u32, dir: u8) {
 }
 
 /// A segment from side `dir` reached the other side.
-fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
+fn arrive(w: &mut NetView<'_>, c: u32, dir: usize, seg: Seg) {
     let r = 1 - dir;
     let id = seg.id;
     let to = w.net.conns[c as usize].sides[r].node;
@@ -353,50 +376,7 @@ fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
         return;
     }
     match seg.kind {
-        SegKind::Syn => {
-            if !w.nodes.is_up(to) {
-                w.record(Some(to), EventKind::Drop { msg: id }, || {
-                    format!("#{id} conn {c} SYN: destination node is down")
-                });
-                return;
-            }
-            w.record(Some(to), EventKind::Deliver { msg: id }, || {
-                format!("#{id} conn {c} SYN")
-            });
-            let inc = incarnation(w, to);
-            let port = w.net.conns[c as usize].sides[r].port;
-            let faultable = w.net.conns[c as usize].faultable;
-            let p = w.net.profile;
-            let accepted = match w.net.listeners.get(&(to, port)) {
-                None => false,
-                Some(l) => {
-                    let lf = l.faultable;
-                    !(faultable
-                        && lf
-                        && p.refuse_per_mille > 0
-                        && w.source.chance(
-                            NET_FAULT_REFUSE.name(),
-                            u64::from(p.refuse_per_mille),
-                            PER_MILLE,
-                        ))
-                }
-            };
-            if !accepted {
-                push_seg(w, c, r, SegKind::Refuse);
-                return;
-            }
-            let l = w.net.listeners.get_mut(&(to, port)).expect("checked above");
-            l.backlog.push_back(c);
-            if let Some(waker) = l.waiter.take() {
-                waker.wake();
-            }
-            let lf = l.faultable;
-            let conn = &mut w.net.conns[c as usize];
-            conn.faultable &= lf;
-            conn.sides[r].inc = inc;
-            conn.sides[r].established = true;
-            push_seg(w, c, r, SegKind::SynAck);
-        }
+        SegKind::Syn => arrive_syn(w, c, r, id),
         SegKind::SynAck => {
             w.record(Some(to), EventKind::Deliver { msg: id }, || {
                 format!("#{id} conn {c} SYN-ACK")
@@ -417,24 +397,7 @@ fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
             side.refused = true;
             side.wake();
         }
-        SegKind::Data(bytes) => {
-            let side = &mut w.net.conns[c as usize].sides[r];
-            if side.closed || side.reset {
-                let was_closed = side.closed;
-                w.record(Some(to), EventKind::Drop { msg: id }, || {
-                    format!("#{id} conn {c}: data for a closed socket")
-                });
-                if was_closed {
-                    push_seg(w, c, r, SegKind::Rst);
-                }
-                return;
-            }
-            side.recv.extend(bytes);
-            side.wake();
-            w.record(Some(to), EventKind::Deliver { msg: id }, || {
-                format!("#{id} conn {c} data")
-            });
-        }
+        SegKind::Data(bytes) => arrive_data(w, c, r, id, bytes),
         SegKind::Fin => {
             let side = &mut w.net.conns[c as usize].sides[r];
             side.fin_rcvd = true;
@@ -459,9 +422,79 @@ fn arrive(w: &mut World, c: u32, dir: usize, seg: Seg) {
     }
 }
 
+/// A SYN reached side `r`'s node: the listener accepts it (answering SYN-ACK) unless the
+/// node is down, no one listens, or a refuse fault is drawn (answering a refusal).
+fn arrive_syn(w: &mut NetView<'_>, c: u32, r: usize, id: u64) {
+    let to = w.net.conns[c as usize].sides[r].node;
+    if !w.nodes.is_up(to) {
+        w.record(Some(to), EventKind::Drop { msg: id }, || {
+            format!("#{id} conn {c} SYN: destination node is down")
+        });
+        return;
+    }
+    w.record(Some(to), EventKind::Deliver { msg: id }, || {
+        format!("#{id} conn {c} SYN")
+    });
+    let inc = incarnation(w, to);
+    let port = w.net.conns[c as usize].sides[r].port;
+    let faultable = w.net.conns[c as usize].faultable;
+    let p = w.net.profile;
+    let accepted = match w.net.listeners.get(&(to, port)) {
+        None => false,
+        Some(l) => {
+            let lf = l.faultable;
+            !(faultable
+                && lf
+                && p.refuse_per_mille > 0
+                && w.source.chance(
+                    NET_FAULT_REFUSE.name(),
+                    u64::from(p.refuse_per_mille),
+                    PER_MILLE,
+                ))
+        }
+    };
+    if !accepted {
+        push_seg(w, c, r, SegKind::Refuse);
+        return;
+    }
+    let l = w.net.listeners.get_mut(&(to, port)).expect("checked above");
+    l.backlog.push_back(c);
+    if let Some(waker) = l.waiter.take() {
+        waker.wake();
+    }
+    let lf = l.faultable;
+    let conn = &mut w.net.conns[c as usize];
+    conn.faultable &= lf;
+    conn.sides[r].inc = inc;
+    conn.sides[r].established = true;
+    push_seg(w, c, r, SegKind::SynAck);
+}
+
+/// Data reached side `r`: into its receive buffer, or, for a side already closed or reset,
+/// dropped (a closed side answers with a reset).
+fn arrive_data(w: &mut NetView<'_>, c: u32, r: usize, id: u64, bytes: Vec<u8>) {
+    let to = w.net.conns[c as usize].sides[r].node;
+    let side = &mut w.net.conns[c as usize].sides[r];
+    if side.closed || side.reset {
+        let was_closed = side.closed;
+        w.record(Some(to), EventKind::Drop { msg: id }, || {
+            format!("#{id} conn {c}: data for a closed socket")
+        });
+        if was_closed {
+            push_seg(w, c, r, SegKind::Rst);
+        }
+        return;
+    }
+    side.recv.extend(bytes);
+    side.wake();
+    w.record(Some(to), EventKind::Deliver { msg: id }, || {
+        format!("#{id} conn {c} data")
+    });
+}
+
 /// Resets both live sides of a connection at once (a reset fault, or a partition), dropping
 /// whatever was in flight.
-pub(crate) fn reset_conn(w: &mut World, c: u32, why: &'static str) {
+pub(crate) fn reset_conn(w: &mut NetView<'_>, c: u32, why: &'static str) {
     for dir in 0..2 {
         let queue = std::mem::take(&mut w.net.conns[c as usize].dirs[dir].queue);
         for seg in queue {
@@ -486,7 +519,7 @@ pub(crate) fn reset_conn(w: &mut World, c: u32, why: &'static str) {
 
 /// Step 3 of a crash for streams: the node's sides are gone and what was in flight to or
 /// from them is cancelled. Returns how many segments were lost.
-pub(crate) fn cancel_node(w: &mut World, node: u32) -> usize {
+pub(crate) fn cancel_node(w: &mut NetView<'_>, node: u32) -> usize {
     let mut lost = 0;
     for c in 0..w.net.conns.len() as u32 {
         let conn = &mut w.net.conns[c as usize];
@@ -513,7 +546,7 @@ pub(crate) fn cancel_node(w: &mut World, node: u32) -> usize {
 }
 
 /// Step 5 of a crash for one connection: the survivor's side is reset.
-pub(crate) fn reset_survivor(w: &mut World, c: u32, crashed: u32) {
+pub(crate) fn reset_survivor(w: &mut NetView<'_>, c: u32, crashed: u32) {
     for r in 0..2 {
         let side = &mut w.net.conns[c as usize].sides[r];
         if side.node != crashed && side.is_live() && (side.established || r == 0) {
@@ -529,7 +562,7 @@ pub(crate) fn reset_survivor(w: &mut World, c: u32, crashed: u32) {
 
 /// A clog on `from -> to` ended: every stream direction on it delivers what it held, now
 /// and in order (a stall still in force keeps holding).
-pub(crate) fn release_link(w: &mut World, from: u32, to: u32) {
+pub(crate) fn release_link(w: &mut NetView<'_>, from: u32, to: u32) {
     for c in 0..w.net.conns.len() as u32 {
         for dir in 0..2u8 {
             let conn = &w.net.conns[c as usize];
@@ -546,7 +579,7 @@ pub(crate) fn release_link(w: &mut World, from: u32, to: u32) {
 
 /// Closes side `s` (its handle was dropped): a reset if unread bytes are in its buffer (or
 /// `abort`), else a FIN if it had not half-closed already.
-fn close_side(w: &mut World, c: u32, s: usize, abort: bool) {
+fn close_side(w: &mut NetView<'_>, c: u32, s: usize, abort: bool) {
     let side = &mut w.net.conns[c as usize].sides[s];
     if side.dead || side.closed {
         return;
@@ -593,7 +626,7 @@ impl Listener {
     }
 
     fn bind_with(port: u16, faultable: bool) -> Result<Listener, NetError> {
-        with(|w| {
+        with_net(|w| {
             let node = w
                 .current_node()
                 .expect("Listener::bind must be called from a task");
@@ -644,7 +677,7 @@ impl Future for Accept<'_> {
     type Output = io::Result<(Stream, Addr)>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let l = self.listener;
-        with(|w| {
+        with_net(|w| {
             let Some(state) = w
                 .net
                 .listeners
@@ -691,7 +724,7 @@ impl Drop for Listener {
     fn drop(&mut self) {
         let key = (self.node, self.port);
         let bind_id = self.bind_id;
-        world::try_with(self.epoch, |w| {
+        world::try_with_net(self.epoch, |w| {
             if w.net
                 .listeners
                 .get(&key)
@@ -770,7 +803,7 @@ impl Stream {
     }
 
     fn connect_with(name: &str, port: u16, faultable: bool) -> Connect {
-        let state = with(|w| {
+        let state = with_net(|w| {
             let node = w
                 .current_node()
                 .expect("Stream::connect must be called from a task");
@@ -859,7 +892,7 @@ impl Stream {
     /// Half-closes: sends a FIN after the bytes already written. Reading goes on. (What
     /// `AsyncWriteExt::close` does.)
     pub fn shutdown(&self) -> io::Result<()> {
-        with(|w| {
+        with_net(|w| {
             let side = self.check_alive(w)?;
             if side.reset {
                 return Err(io_err(
@@ -876,7 +909,7 @@ impl Stream {
         })
     }
 
-    fn check_alive<'w>(&self, w: &'w mut World) -> io::Result<&'w mut Side> {
+    fn check_alive<'w>(&self, w: &'w mut NetView<'_>) -> io::Result<&'w mut Side> {
         if !alive(w, self.node, self.inc) {
             return Err(io_err(ErrorKind::NotConnected, "the stream's node crashed"));
         }
@@ -888,7 +921,7 @@ impl Stream {
     }
 
     fn poll_read_impl(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        with(|w| {
+        with_net(|w| {
             let side = match self.check_alive(w) {
                 Ok(s) => s,
                 Err(e) => return Poll::Ready(Err(e)),
@@ -918,7 +951,7 @@ impl Stream {
     }
 
     fn write_impl(&self, buf: &[u8]) -> io::Result<usize> {
-        with(|w| {
+        with_net(|w| {
             let s = self.side as usize;
             let peer_closed = w.net.conns[self.conn as usize].sides[1 - s].closed;
             let side = self.check_alive(w)?;
@@ -965,7 +998,7 @@ impl Future for Connect {
             Err(_) => return Poll::Ready(self.state.take().expect("checked")),
             Ok(stream) => (stream.conn, stream.side as usize),
         };
-        let verdict = with(|w| {
+        let verdict = with_net(|w| {
             let side = &mut w.net.conns[c as usize].sides[s];
             if side.refused {
                 Some(Err(io_err(
@@ -998,7 +1031,7 @@ impl Future for Connect {
 impl Drop for Stream {
     fn drop(&mut self) {
         let (c, s) = (self.conn, self.side as usize);
-        world::try_with(self.epoch, |w| close_side(w, c, s, false));
+        world::try_with_net(self.epoch, |w| close_side(w, c, s, false));
     }
 }
 

@@ -13,7 +13,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::NetError;
 use crate::trace::EventKind;
-use crate::world::{self, with, World};
+use crate::world::{self, with_net, NetView};
 
 /// Why a watched node was lost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,7 +63,7 @@ pub struct Watch {
 /// assert!(sim.run_seed(0).outcome.class.is_pass());
 /// ```
 pub fn watch(name: &str) -> Result<Watch, NetError> {
-    with(|w| {
+    with_net(|w| {
         let watcher = w
             .current_node()
             .expect("net::watch must be called from a task");
@@ -93,11 +93,12 @@ pub fn watch(name: &str) -> Result<Watch, NetError> {
 }
 
 /// Fires watch `id` (once) and retires it.
-pub(crate) fn fire(w: &mut World, id: u32, reason: DownReason) {
+pub(crate) fn fire(w: &mut NetView<'_>, id: u32, reason: DownReason) {
     let wa = &mut w.net.watches[id as usize];
     if !wa.active {
         return;
     }
+    debug_assert!(wa.fired.is_none(), "watch {id} fires twice");
     wa.active = false;
     wa.fired = Some(reason);
     if let Some(waker) = wa.waker.take() {
@@ -132,7 +133,7 @@ impl Watch {
 
     /// The reason, if the watch has fired.
     pub fn fired(&self) -> Option<DownReason> {
-        world::try_with(self.epoch, |w| w.net.watches[self.id as usize].fired).flatten()
+        world::try_with_net(self.epoch, |w| w.net.watches[self.id as usize].fired).flatten()
     }
 }
 
@@ -146,7 +147,7 @@ impl Future for Down<'_> {
     type Output = DownReason;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<DownReason> {
         let id = self.watch.id as usize;
-        with(|w| {
+        with_net(|w| {
             let wa = &mut w.net.watches[id];
             match wa.fired {
                 Some(reason) => Poll::Ready(reason),
@@ -187,7 +188,7 @@ impl Future for Down<'_> {
 /// assert!(sim.run_seed(0).outcome.class.is_pass());
 /// ```
 pub fn reachable(name: &str) -> Result<Reachable, NetError> {
-    with(|w| {
+    with_net(|w| {
         let from = w
             .current_node()
             .expect("net::reachable must be called from a task");
@@ -215,7 +216,7 @@ pub struct Reachable {
 impl Future for Reachable {
     type Output = ();
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        world::try_with(self.epoch, |w| {
+        world::try_with_net(self.epoch, |w| {
             if w.nodes.is_up(self.target) && !w.net.pair_cut(self.from, self.target) {
                 return Poll::Ready(());
             }
@@ -230,7 +231,7 @@ impl Future for Reachable {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        world::try_with(self.epoch, |w| {
+        world::try_with_net(self.epoch, |w| {
             if let Some(wa) = w.net.watches.get_mut(self.id as usize) {
                 wa.active = false;
                 wa.waker = None;

@@ -169,7 +169,7 @@ pub(crate) fn duration_ns(d: Duration) -> u64 {
 
 /// The current virtual time. Must be called from within a simulation.
 pub fn now() -> Instant {
-    Instant(with(|w| w.clock.now_ns()))
+    Instant(with(|w| w.now_ns()))
 }
 
 /// The current node's wall clock: what this node believes the date and time is.
@@ -200,7 +200,7 @@ pub fn system_now() -> SystemTime {
         let node = w
             .current_node()
             .expect("time::system_now must be called from a task: a wall clock is a node's");
-        let local_ns = w.clocks.read(node, w.clock.now_ns());
+        let local_ns = w.clocks().read(node, w.now_ns());
         w.record(
             Some(node),
             crate::trace::EventKind::ClockRead { local_ns },
@@ -535,7 +535,7 @@ pub struct Sleep {
 
 /// Completes after `duration` of virtual time. Must be polled within a simulation.
 pub fn sleep(duration: Duration) -> Sleep {
-    let now = with(|w| w.clock.now_ns());
+    let now = with(|w| w.now_ns());
     let deadline_ns = now.saturating_add(duration_ns(duration));
     Sleep {
         deadline_ns,
@@ -566,26 +566,28 @@ impl Future for Sleep {
         let mut due = self.due_ns;
         let key = self.key;
         let (ready, key) = with(|w| {
-            if w.clock.now_ns() >= due {
+            if w.now_ns() >= due {
                 if let Some(k) = key {
-                    w.clock.release(k);
+                    w.clock_mut().release(k);
                 }
                 return (true, None);
             }
             match key {
-                Some(k) if w.clock.timer_is_live(k) => {
-                    w.clock.update_waker(k, cx.waker());
+                Some(k) if w.clock().timer_is_live(k) => {
+                    w.clock_mut().update_waker(k, cx.waker());
                     (false, Some(k))
                 }
                 _ => {
                     // A timer fault is decided once, when the timer is first registered.
-                    let late_ns = if key.is_none() && w.clocks.late_timers() {
-                        w.clocks.draw_late_ns(&mut w.source)
+                    let late_ns = if key.is_none() && w.clocks().late_timers() {
+                        let (clocks, source) = w.clocks_and_source();
+                        clocks.draw_late_ns(source)
                     } else {
                         0
                     };
                     due = due.saturating_add(late_ns);
-                    let k = w.clock.add_timer(w.epoch, due, cx.waker().clone());
+                    let epoch = w.epoch();
+                    let k = w.clock_mut().add_timer(epoch, due, cx.waker().clone());
                     if late_ns > 0 {
                         record_late(w, k.slot, late_ns);
                     }
@@ -620,7 +622,7 @@ fn record_late(w: &mut world::World, slot: u32, late_ns: u64) {
 impl Drop for Sleep {
     fn drop(&mut self) {
         if let Some(k) = self.key {
-            world::try_with(k.epoch, |w| w.clock.release(k));
+            world::try_with(k.epoch, |w| w.clock_mut().release(k));
         }
     }
 }

@@ -297,31 +297,31 @@ impl NodeClocks {
 /// clock faults off draws nothing). Called once at the start of a run, after the network's
 /// draws.
 pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
-    let mut p = faults.profile(&mut w.source);
+    let mut p = faults.profile(w.source());
     debug_assert!(
         p.drift_ppm_max < 1_000_000,
         "drift of {} ppm would stop or reverse a clock",
         p.drift_ppm_max
     );
     p.drift_ppm_max = p.drift_ppm_max.min(999_999);
-    let n = w.nodes.len();
-    w.clocks.profile = p;
-    w.clocks.late_timers = p.late_timer_per_mille > 0 && p.late_timer_ms_max > 0;
+    let n = w.nodes().len();
+    w.clocks_mut().profile = p;
+    w.clocks_mut().late_timers = p.late_timer_per_mille > 0 && p.late_timer_ms_max > 0;
     if p.offset_ms_max == 0 && p.drift_ppm_max == 0 && (p.jumps_max == 0 || p.jump_ms_max == 0) {
         // Every wall clock true: no per-node state (a node without one reads true time).
         return;
     }
-    w.clocks.nodes = vec![NodeClock::default(); n];
+    w.clocks_mut().nodes = vec![NodeClock::default(); n];
     for node in 0..n as u32 {
         let offset_ns =
-            signed(&mut w.source, TIME_CLOCK_OFFSET_MS.name(), p.offset_ms_max) * 1_000_000;
+            signed(w.source(), TIME_CLOCK_OFFSET_MS.name(), p.offset_ms_max) * 1_000_000;
         let drift_ppm = signed(
-            &mut w.source,
+            w.source(),
             TIME_CLOCK_DRIFT_PPM.name(),
             u64::from(p.drift_ppm_max),
         );
-        w.clocks.nodes[node as usize].offset_ns = offset_ns;
-        w.clocks.nodes[node as usize].drift_ppm = drift_ppm;
+        w.clocks_mut().nodes[node as usize].offset_ns = offset_ns;
+        w.clocks_mut().nodes[node as usize].drift_ppm = drift_ppm;
         if offset_ns != 0 || drift_ppm != 0 {
             w.record(
                 Some(node),
@@ -341,19 +341,21 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
             continue;
         }
         let jumps = w
-            .source
+            .source()
             .range_inclusive(TIME_CLOCK_JUMPS.name(), 0, u64::from(p.jumps_max));
         for _ in 0..jumps {
-            let at_ms =
-                w.source
-                    .range_inclusive(TIME_CLOCK_JUMP_AT_MS.name(), 1, p.jump_within_ms.max(1));
+            let at_ms = w.source().range_inclusive(
+                TIME_CLOCK_JUMP_AT_MS.name(),
+                1,
+                p.jump_within_ms.max(1),
+            );
             // Never zero: a draw in 0..2*max read as +1, -1, +2, -2, ...
             let u = w
-                .source
+                .source()
                 .below(TIME_CLOCK_JUMP_MS.name(), p.jump_ms_max.saturating_mul(2));
             let magnitude = (u / 2 + 1) as i64;
             let delta_ms = if u % 2 == 0 { magnitude } else { -magnitude };
-            w.clock.schedule(
+            w.clock_mut().schedule(
                 at_ms * 1_000_000,
                 crate::world::DueEvent::Jump(Box::new(Jump {
                     node,
@@ -367,9 +369,9 @@ pub(crate) fn start_run(w: &mut World, faults: ClockFaults) {
 /// A scheduled jump is due: the node's wall clock steps.
 pub(crate) fn jump(w: &mut World, jump: Jump) {
     let Jump { node, delta_ns } = jump;
-    let c = &mut w.clocks.nodes[node as usize];
+    let c = &mut w.clocks_mut().nodes[node as usize];
     c.jumped_ns = c.jumped_ns.saturating_add(delta_ns);
-    let reads = w.clocks.read(node, w.clock.now_ns());
+    let reads = w.clocks().read(node, w.now_ns());
     w.record(Some(node), EventKind::ClockJump { delta_ns }, || {
         format!(
             "wall clock jumps {:+}ms, now reads {}",

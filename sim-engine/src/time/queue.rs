@@ -44,7 +44,10 @@ impl Queue {
         }
     }
 
-    #[inline]
+    // Always: as a plain hint it was inlined into `Sleep::poll` or not depending on unrelated
+    // code elsewhere in the crate (the engine bench, the comparison workload: 425,722
+    // instructions per run when it was not, 422,499 forced).
+    #[inline(always)]
     pub fn push(&mut self, key: u128) {
         if self.large {
             self.heap.push(Reverse(key));
