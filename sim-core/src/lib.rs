@@ -19,12 +19,12 @@
 //! | [`select`] | a deterministic select: the first ready of several futures, in a fixed order |
 //! | [`time`] | virtual time: `Instant`, `sleep`, `timeout`, `interval`; per-node wall clocks |
 //! | [`net`] | the network: datagrams, TCP-like streams, partitions, clogs, node-down watches |
-//! | [`disk`] | per-node durable storage: files, fsync, crash losses, disk faults, fault atlas |
+//! | [`disk`] | per-node durable storage: files, fsync, crash losses, disk faults, fault atlas; a crash-safe record file |
 //! | [`node`] | nodes and their lifecycle: start, crash, restart, graceful stop, pause |
 //! | [`nemesis`] | lifecycle faults drawn per run, and the heal phase that undoes them |
 //! | [`faults`] | choosing faults: kinds, `off`/`swarm`/`all`, lists and swarms over a subset |
 //! | [`mod@buggify`] | `buggify!` fault points in system code, enabled per site per run by the input |
-//! | [`check`] | checks over client histories: a linearizability checker, models as a trait |
+//! | [`check`] | checks: a linearizability checker over client histories (models as a trait); Raft's safety properties |
 //! | [`sim`] | the harness: scenario, invariants, budgets, the run loop |
 //! | [`report`] | outcome classes |
 //! | [`trace`] | the history, its stable hash, readable traces |

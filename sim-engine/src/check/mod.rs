@@ -62,6 +62,7 @@ use std::hash::Hash;
 
 mod history;
 pub mod kv;
+pub mod raft;
 mod search;
 
 pub use history::{Indeterminate, OpLog, Operation, Pending};

@@ -97,12 +97,14 @@ mod error;
 mod faults;
 mod handle;
 mod labels;
+mod records;
 mod store;
 
 pub use config::{AtlasConfig, DiskConfig};
 pub use error::DiskError;
 pub use faults::{DiskFaultProfile, DiskFaults};
 pub use handle::{Disk, File};
+pub use records::{RecordFile, RECORD_HEADER_BYTES};
 
 use crate::choice::Choices;
 use crate::trace::EventKind;

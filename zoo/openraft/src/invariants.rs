@@ -2,8 +2,9 @@
 //! linearizability of what the clients saw.
 //!
 //! The log store and the state machine of every replica report to one [`Observer`] (outside
-//! the nodes, so it survives their crashes); each report is checked at once and the first
-//! violation of each property is kept for the scenario's invariant of that name:
+//! the nodes, so it survives their crashes); each report is checked at once by sim-core's
+//! [`RaftSafety`] and the first violation of each property is kept for the scenario's
+//! invariant of that name:
 //!
 //! * `election-safety`: at most one leader per term. openraft persists a *committed* vote
 //!   (granted by a quorum) naming the leader, on the leader itself when it is elected and on
@@ -28,8 +29,10 @@
 //!   linearization under the key-value register model.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use sim_core::check::kv::{Kv, KvInput, KvOutput};
+use sim_core::check::raft::RaftSafety;
 use sim_core::check::{self, OpLog};
 
 use crate::types::{Entry, NodeId};
@@ -43,17 +46,22 @@ pub const RAFT_INVARIANTS: [&str; 5] = [
     "committed-on-majority",
 ];
 
-/// Voters in the cluster, and how many make a majority.
+/// Voters in the cluster.
 const VOTERS: usize = 5;
-const MAJORITY: usize = VOTERS / 2 + 1;
 
 /// An entry as the checks compare it: its term and its payload (as openraft prints it).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Seen {
     /// The term of the leader that proposed it.
     pub term: u64,
     /// The payload's `Debug` text.
     pub payload: String,
+}
+
+impl fmt::Debug for Seen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "term {}, {}", self.term, self.payload)
+    }
 }
 
 impl Seen {
@@ -67,19 +75,9 @@ impl Seen {
 }
 
 /// Everything the checks know, reported by the replicas and the clients.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Observer {
-    /// term → the node a committed vote of that term names.
-    leaders: BTreeMap<u64, NodeId>,
-    /// (index, term) → the entry and the term before it, for every entry ever appended.
-    written: BTreeMap<(u64, u64), (Seen, Option<u64>)>,
-    /// index → the committed entry, and an upper bound of the term it was committed in.
-    committed: BTreeMap<u64, (Seen, u64)>,
-    /// index → the node that applied it first and the entry.
-    applied: BTreeMap<u64, (NodeId, Seen)>,
-    /// node → index → term of each entry it holds durably (synced, not truncated since).
-    durable: BTreeMap<NodeId, BTreeMap<u64, u64>>,
-    violations: BTreeMap<&'static str, String>,
+    safety: RaftSafety<Seen>,
     /// The clients' history.
     pub ops: OpLog<KvInput, KvOutput>,
     /// Clients still running their workload.
@@ -91,25 +89,19 @@ impl Observer {
     /// Nothing observed yet; `clients` clients about to run.
     pub fn new(clients: usize) -> Self {
         Observer {
+            safety: RaftSafety::new().with_voters(VOTERS),
+            ops: OpLog::default(),
             clients_running: clients,
-            ..Observer::default()
+            linearizable: None,
         }
-    }
-
-    fn violate(&mut self, name: &'static str, message: String) {
-        self.violations.entry(name).or_insert(message);
     }
 
     /// The first violation of `name`, if any.
     pub fn check(&self, name: &str) -> Result<(), String> {
-        match self.violations.get(name) {
-            Some(message) => Err(message.clone()),
-            None => Ok(()),
-        }
+        self.safety.check(name)
     }
 
-    /// `node` persisted a committed vote: `leader` leads `term`. If `node` is the leader, `log`
-    /// is its log at that moment.
+    /// `node` persisted a committed vote of `term` for `leader`; `log` is `node`'s log.
     pub fn committed_vote(
         &mut self,
         node: NodeId,
@@ -117,109 +109,42 @@ impl Observer {
         leader: NodeId,
         log: &BTreeMap<u64, Entry>,
     ) {
-        let known = *self.leaders.entry(term).or_insert(leader);
-        if known != leader {
-            self.violate(
-                "election-safety",
-                format!("n{known} and n{leader} both lead term {term} (n{node} persisted the vote for n{leader})"),
-            );
-        }
-        if node != leader {
-            return;
-        }
-        let missing = self.committed.iter().find(|(index, (seen, in_term))| {
-            *in_term < term && log.get(index).map(Seen::of).as_ref() != Some(seen)
-        });
-        if let Some((&index, (seen, in_term))) = missing {
-            let has = log.get(&index).map(Seen::of);
-            self.violate(
-                "leader-completeness",
-                format!(
-                    "n{node} leads term {term} without entry {index} (term {}, {}) committed by term {in_term}; its log has {has:?} there",
-                    seen.term, seen.payload
-                ),
-            );
+        if node == leader {
+            self.safety
+                .became_leader(node, term, |index| log.get(&index).map(Seen::of));
+        } else {
+            self.safety.elected(term, leader);
         }
     }
 
-    /// `node` appended `entry` after an entry of `prev_term` (`None`: at index 0).
+    /// `node` appended `entry` at `index`, after an entry of `prev_term`.
     pub fn appended(&mut self, node: NodeId, index: u64, prev_term: Option<u64>, entry: &Entry) {
         let seen = Seen::of(entry);
-        let (earlier, earlier_prev) = self
-            .written
-            .entry((index, seen.term))
-            .or_insert_with(|| (seen.clone(), prev_term))
-            .clone();
-        if earlier != seen || earlier_prev != prev_term {
-            self.violate(
-                "log-matching",
-                format!(
-                    "n{node} appended {seen:?} after term {prev_term:?} at index {index}, but another log held {earlier:?} after term {earlier_prev:?} at the same index and term"
-                ),
-            );
-        }
+        self.safety
+            .appended(node, index, seen.term, prev_term, &seen);
     }
 
-    /// `node` recovered `log` from its disk at a start: what it holds durably.
+    /// `node` restarted with `log` on its disk.
     pub fn recovered(&mut self, node: NodeId, log: &BTreeMap<u64, Entry>) {
-        let held = log
-            .iter()
-            .map(|(&i, e)| (i, e.log_id.leader_id.term))
-            .collect();
-        self.durable.insert(node, held);
+        let held = log.iter().map(|(&i, e)| (i, e.log_id.leader_id.term));
+        self.safety.recovered(node, held);
     }
 
-    /// `node` synced entries `(index, term)` it had appended.
+    /// `node`'s entries `(index, term)` are durable.
     pub fn synced(&mut self, node: NodeId, entries: &[(u64, u64)]) {
-        self.durable
-            .entry(node)
-            .or_default()
-            .extend(entries.iter().copied());
+        self.safety.synced(node, entries.iter().copied());
     }
 
-    /// `node` cut its log from `index` on (counted at once, before the cut is synced).
+    /// `node` cut its log from `index` on.
     pub fn truncated(&mut self, node: NodeId, index: u64) {
-        if let Some(held) = self.durable.get_mut(&node) {
-            held.split_off(&index);
-        }
+        self.safety.truncated(node, index);
     }
 
-    /// `node`, whose vote is of `term`, applied `entry` to its state machine.
+    /// `node`, in `term`, applied `entry` (committed, as its state machine was told).
     pub fn applied(&mut self, node: NodeId, term: u64, entry: &Entry) {
-        let index = entry.log_id.index;
-        let seen = Seen::of(entry);
-        let (first, earlier) = self
-            .applied
-            .entry(index)
-            .or_insert_with(|| (node, seen.clone()))
-            .clone();
-        if earlier != seen {
-            self.violate(
-                "state-machine-safety",
-                format!("n{node} applied {seen:?} at index {index}, but n{first} applied {earlier:?} there"),
-            );
-        }
-        let term_of_entry = entry.log_id.leader_id.term;
-        let holders: Vec<NodeId> = self
-            .durable
-            .iter()
-            .filter(|(_, held)| held.get(&index) == Some(&term_of_entry))
-            .map(|(&n, _)| n)
-            .collect();
-        if holders.len() < MAJORITY {
-            self.violate(
-                "committed-on-majority",
-                format!(
-                    "n{node} applied entry {index} (term {term_of_entry}, {}) as committed, but only {holders:?} of {VOTERS} voters hold it durably",
-                    seen.payload
-                ),
-            );
-        }
-        let committed = self
-            .committed
-            .entry(index)
-            .or_insert_with(|| (seen.clone(), term));
-        committed.1 = committed.1.min(term);
+        let entry_term = entry.log_id.leader_id.term;
+        self.safety
+            .applied_durable(node, entry.log_id.index, Seen::of(entry), entry_term, term);
     }
 
     /// The `linearizable` invariant: decided once, when the last client finished.

@@ -14,9 +14,9 @@
 //! is unsynced leaves the previous record readable, and the previous record is what the node
 //! had promised (openraft acts on a vote only once `save_vote` returned).
 //!
-//! **`log`: chained records** `[len u32][chain u64][json entry]`, `chain` a checksum of the
-//! previous record's chain and this record. Recovery keeps records up to the first short or
-//! broken one and cuts the rest, so a recovered log is a prefix of a log the node once had
+//! **`log`: chained records**, a [`sim_core::disk::RecordFile`] of JSON entries, record `i`
+//! the entry at index `i`. Recovery keeps records up to the first short, broken or misplaced
+//! one and cuts the rest, so a recovered log is a prefix of a log the node once had
 //! (a torn or lost unsynced write, or one kept while an earlier one was lost, ends it).
 //! Truncation cuts the file and syncs before returning.
 //!
@@ -38,7 +38,7 @@ use openraft::{
 };
 use serde::{Deserialize, Serialize};
 use sim_core::check::kv::{KvInput, KvOutput};
-use sim_core::disk::{Disk, File};
+use sim_core::disk::{Disk, File, RecordFile};
 
 use crate::invariants::Observer;
 use crate::types::{Applied, Entry, LogId, NodeId, TypeConfig, Vote};
@@ -122,35 +122,20 @@ fn parse_meta(bytes: &[u8]) -> Option<(u64, Meta)> {
     best
 }
 
-fn record_chain(prev: u64, payload: &[u8]) -> u64 {
-    let len = (payload.len() as u32).to_le_bytes();
-    checksum(checksum(prev, &len), payload)
-}
-
 /// What a stable reader reads once a truncation came after it was handed out: the log just
 /// before the truncation (`None` until then: the live log).
 type View = RefCell<Option<BTreeMap<u64, Entry>>>;
 
 /// The log as the node has it, mirrored in memory (reads never touch the disk).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LogMem {
     entries: BTreeMap<u64, Entry>,
-    /// Per index: the byte offset of its record and the record's chain value.
-    records: BTreeMap<u64, (u64, u64)>,
-    log_bytes: u64,
+    /// The log file's records, record `i` the entry at index `i`.
+    records: RecordFile,
     vote: Option<Vote>,
     meta_seq: u64,
     /// The views of the readers handed out (see [`Reader`]); empty with live readers.
     readers: Vec<Weak<View>>,
-}
-
-impl LogMem {
-    fn chain_before(&self, index: u64) -> u64 {
-        index
-            .checked_sub(1)
-            .and_then(|prev| self.records.get(&prev))
-            .map_or(CHAIN_SEED, |&(_, chain)| chain)
-    }
 }
 
 /// How the readers openraft asks for (one per replication stream) see a truncation.
@@ -197,40 +182,38 @@ pub async fn open(me: NodeId, readers: Readers, observer: Obs) -> (LogStore, Sta
     }
     let meta = retry("open", || disk.open(META)).await;
     let log = retry("open", || disk.open(LOG)).await;
-    let mut mem = LogMem::default();
+    let (mut meta_seq, mut vote) = (0, None);
     let meta_bytes = retry("read", || meta.read_all()).await;
     if let Some((seq, m)) = parse_meta(&meta_bytes) {
-        mem.meta_seq = seq;
-        mem.vote = m.vote;
+        meta_seq = seq;
+        vote = m.vote;
     }
     let bytes = retry("read", || log.read_all()).await;
-    let mut at = 0usize;
-    while at + 12 <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) as usize;
-        let chain = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().expect("8"));
-        let Some(payload) = bytes.get(at + 12..at + 12 + len) else {
-            break;
-        };
-        let expected_index = mem.entries.keys().next_back().map_or(0, |i| i + 1);
-        let prev = mem.chain_before(expected_index);
-        if chain != record_chain(prev, payload) {
-            break;
-        }
-        let Ok(entry) = serde_json::from_slice::<Entry>(payload) else {
-            break;
-        };
-        if entry.log_id.index != expected_index {
-            break;
-        }
-        mem.records.insert(expected_index, (at as u64, chain));
-        mem.entries.insert(expected_index, entry);
-        at += 12 + len;
-    }
-    mem.log_bytes = at as u64;
-    if (at as u64) < bytes.len() as u64 {
-        retry("truncate", || log.set_len(at as u64)).await;
+    let mut entries = BTreeMap::new();
+    let records =
+        RecordFile::recover(
+            CHAIN_SEED,
+            &bytes,
+            |index, payload| match serde_json::from_slice::<Entry>(payload) {
+                Ok(entry) if entry.log_id.index == index as u64 => {
+                    entries.insert(entry.log_id.index, entry);
+                    true
+                }
+                _ => false,
+            },
+        );
+    let valid_bytes = records.len_bytes();
+    if valid_bytes < bytes.len() as u64 {
+        retry("truncate", || log.set_len(valid_bytes)).await;
         retry("sync", || log.sync()).await;
     }
+    let mem = LogMem {
+        entries,
+        records,
+        vote,
+        meta_seq,
+        readers: Vec::new(),
+    };
     observer.borrow_mut().recovered(me, &mem.entries);
     let mem = Rc::new(RefCell::new(mem));
     let store = LogStore {
@@ -355,12 +338,17 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         let at = {
             let mut mem = self.mem.borrow_mut();
             let mut observer = self.observer.borrow_mut();
-            let at = mem.log_bytes;
+            let at = mem.records.len_bytes();
             for entry in entries {
                 let index = entry.log_id.index;
                 assert!(
                     mem.entries.range(index..).next().is_none(),
                     "invariant: openraft appends after the last log entry (index {index})"
+                );
+                assert_eq!(
+                    index,
+                    mem.records.record_count() as u64,
+                    "invariant: openraft's log has no gap (record i holds index i)"
                 );
                 let prev_term = index
                     .checked_sub(1)
@@ -368,16 +356,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                     .map(|e| e.log_id.leader_id.term);
                 observer.appended(self.me, index, prev_term, &entry);
                 let payload = serde_json::to_vec(&entry).expect("an entry encodes");
-                let chain = record_chain(mem.chain_before(index), &payload);
-                let offset = at + bytes.len() as u64;
-                bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-                bytes.extend_from_slice(&chain.to_le_bytes());
-                bytes.extend_from_slice(&payload);
-                mem.records.insert(index, (offset, chain));
+                mem.records.encode(&payload, &mut bytes);
                 ids.push((index, entry.log_id.leader_id.term));
                 mem.entries.insert(index, entry);
             }
-            mem.log_bytes = at + bytes.len() as u64;
             at
         };
         retry("write", || self.log.write_at(at, &bytes)).await;
@@ -392,9 +374,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError<NodeId>> {
         let cut = {
             let mut mem = self.mem.borrow_mut();
-            let Some(&(offset, _)) = mem.records.get(&log_id.index) else {
+            if log_id.index >= mem.records.record_count() as u64 {
                 return Ok(());
-            };
+            }
             // Readers handed out before keep the log as it was.
             for reader in mem.readers.iter().filter_map(Weak::upgrade) {
                 let mut view = reader.borrow_mut();
@@ -405,9 +387,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             mem.readers.clear();
             self.observer.borrow_mut().truncated(self.me, log_id.index);
             mem.entries.split_off(&log_id.index);
-            mem.records.split_off(&log_id.index);
-            mem.log_bytes = offset;
-            offset
+            mem.records.truncate(log_id.index as usize)
         };
         retry("truncate", || self.log.set_len(cut)).await;
         retry("sync", || self.log.sync()).await;

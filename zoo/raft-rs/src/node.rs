@@ -56,7 +56,10 @@ fn digest(bytes: &[u8]) -> u64 {
 }
 
 fn entry_id(e: &Entry) -> EntryId {
-    (e.term, digest(&e.data[..]))
+    EntryId {
+        term: e.term,
+        digest: digest(&e.data[..]),
+    }
 }
 
 enum Event {

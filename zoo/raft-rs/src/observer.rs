@@ -2,8 +2,8 @@
 //! of what the clients saw.
 //!
 //! Nodes report to an [`Observer`] that lives outside them (it survives their crashes); each
-//! report is checked at once and the first violation of each property is kept for the
-//! invariant of that name:
+//! report is checked at once by sim-core's [`RaftSafety`] and the first violation of each
+//! property is kept for the invariant of that name:
 //!
 //! * `election-safety`: at most one leader per term.
 //! * `leader-completeness`: a node that leads term `T` holds, at every index, the entry that
@@ -13,12 +13,14 @@
 //! * `linearizable` (once the workload is done): the clients' history has a linearization
 //!   under the key-value register model ([`sim_core::check`]).
 
-use std::collections::BTreeMap;
+use std::fmt;
 
 use sim_core::check::kv::{Kv, KvInput, KvOutput};
+use sim_core::check::raft::RaftSafety;
 use sim_core::check::{self, OpLog};
 
-/// The invariants checked as they happen, in the order the scenario registers them.
+/// The invariants checked as they happen, in the order the scenario registers them (the
+/// properties of [`RaftSafety`] this harness reports to).
 pub const RAFT_INVARIANTS: [&str; 3] = [
     "election-safety",
     "leader-completeness",
@@ -26,16 +28,24 @@ pub const RAFT_INVARIANTS: [&str; 3] = [
 ];
 
 /// An entry as the checks compare it: its term and a digest of its data.
-pub type EntryId = (u64, u64);
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct EntryId {
+    /// The term of the leader that created it.
+    pub term: u64,
+    /// FNV-1a of its data.
+    pub digest: u64,
+}
+
+impl fmt::Debug for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "term {}, data #{:016x}", self.term, self.digest)
+    }
+}
 
 /// Everything the checks know.
 #[derive(Debug, Default)]
 pub struct Observer {
-    leaders: BTreeMap<u64, u64>,
-    /// The entry first applied at each index, the node that applied it, and the lowest term
-    /// any node was in when it applied it (the entry was committed in that term or before).
-    applied: BTreeMap<u64, (u64, EntryId, u64)>,
-    violations: BTreeMap<&'static str, String>,
+    safety: RaftSafety<EntryId>,
     /// The clients' history.
     pub ops: OpLog<KvInput, KvOutput>,
     /// Clients still running their workload.
@@ -52,16 +62,9 @@ impl Observer {
         }
     }
 
-    fn violate(&mut self, name: &'static str, message: String) {
-        self.violations.entry(name).or_insert(message);
-    }
-
     /// The first violation of `name`, if any.
     pub fn check(&self, name: &str) -> Result<(), String> {
-        match self.violations.get(name) {
-            Some(message) => Err(message.clone()),
-            None => Ok(()),
-        }
+        self.safety.check(name)
     }
 
     /// Node `node` leads `term`; `entry_at(i)` is its log's entry `i` (`None` past its end).
@@ -71,50 +74,12 @@ impl Observer {
         term: u64,
         entry_at: impl Fn(u64) -> Option<EntryId>,
     ) {
-        if let Some(&other) = self.leaders.get(&term) {
-            if other != node {
-                self.violate(
-                    "election-safety",
-                    format!("n{other} and n{node} are both leaders of term {term}"),
-                );
-            }
-        }
-        self.leaders.insert(term, node);
-        // §5.4: an entry committed in a term is in the log of every leader of a later term.
-        // (A leader of an earlier term, elected late from votes granted long ago, need not
-        // hold it: it can no longer commit anything.) The term an entry was committed in is
-        // bounded by the term of the first node that applied it, so this checks leaders of
-        // terms after that bound.
-        let missing = self
-            .applied
-            .iter()
-            .find(|(&index, (_, id, by_term))| *by_term < term && entry_at(index) != Some(*id));
-        if let Some((&index, &(by, id, _))) = missing {
-            let has = entry_at(index);
-            self.violate(
-                "leader-completeness",
-                format!(
-                    "n{node} leads term {term} without entry {index} (term {}, data #{:016x}) that n{by} applied; its log has {has:?} there",
-                    id.0, id.1
-                ),
-            );
-        }
+        self.safety.became_leader(node, term, entry_at);
     }
 
     /// `node`, in `term`, applied `id` at `index`.
     pub fn applied(&mut self, node: u64, index: u64, id: EntryId, term: u64) {
-        let slot = self.applied.entry(index).or_insert((node, id, term));
-        slot.2 = slot.2.min(term);
-        let (first, earlier, _) = *slot;
-        if earlier != id {
-            self.violate(
-                "state-machine-safety",
-                format!(
-                    "n{node} applied (term {}, data #{:016x}) at index {index}, but n{first} applied (term {}, data #{:016x}) there",
-                    id.0, id.1, earlier.0, earlier.1
-                ),
-            );
-        }
+        self.safety.applied(node, index, id, term);
     }
 
     /// The `linearizable` invariant: decided once, when the last client finished.

@@ -1,7 +1,7 @@
 //! A node's durable Raft state: one write-ahead log file on its [`sim_core::disk`].
 //!
-//! **Format.** The file is a sequence of records `[len u32][chain u64][payload]`, where
-//! `chain` is a checksum of the previous record's chain and this record's bytes. A payload is
+//! **Format.** The file is a [`sim_core::disk::RecordFile`]: chained, checksummed records
+//! whose recovery keeps the longest valid prefix. A payload is
 //! a log entry (an entry at index `i` replaces every entry from `i` on, as raft's
 //! `Storage::append` contract says) or a hard state (term, vote, commit; the last one counts).
 //! Entries and hard states share one file, in the order raft handed them out, as etcd's and
@@ -20,10 +20,9 @@
 use std::io;
 
 use raft::eraftpb::{Entry, EntryType, HardState};
-use sim_core::disk::{Disk, File};
+use sim_core::disk::{Disk, File, RecordFile};
 
 const WAL: &str = "raft.wal";
-const HEADER_BYTES: usize = 12;
 /// The chain value before the first record.
 const CHAIN_SEED: u64 = 0x7261_6674_2d72_7321;
 const KIND_ENTRY: u8 = 1;
@@ -43,18 +42,6 @@ where
             Err(e) => panic!("invariant: the harness's own {what} cannot fail this way: {e}"),
         }
     }
-}
-
-/// FNV-1a, continued from `seed`.
-fn checksum(seed: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(seed, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-fn record_chain(prev: u64, payload: &[u8]) -> u64 {
-    let len = (payload.len() as u32).to_le_bytes();
-    checksum(checksum(prev, &len), payload)
 }
 
 /// What a node reads back at start.
@@ -160,10 +147,8 @@ fn decode(payload: &[u8]) -> Option<Record> {
 #[derive(Debug)]
 pub struct Wal {
     file: File,
-    /// Where the next record goes.
-    end: u64,
-    /// The chain value of the last record.
-    chain: u64,
+    /// The valid records: where the next goes, and what it chains from.
+    records: RecordFile,
 }
 
 impl Wal {
@@ -182,20 +167,9 @@ impl Wal {
         let file = retry("open", || disk.open(WAL)).await;
         let bytes = retry("read", || file.read_all()).await;
         let mut recovered = Recovered::default();
-        let mut chain = CHAIN_SEED;
-        let mut at = 0usize;
-        while at + HEADER_BYTES <= bytes.len() {
-            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) as usize;
-            let stored = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().expect("8"));
-            let body = at + HEADER_BYTES;
-            let Some(payload) = bytes.get(body..body + len) else {
-                break;
-            };
-            if stored != record_chain(chain, payload) {
-                break;
-            }
+        let records = RecordFile::recover(CHAIN_SEED, &bytes, |_, payload| {
             let Some(record) = decode(payload) else {
-                break;
+                return false;
             };
             match record {
                 Record::Entry(e) => {
@@ -206,16 +180,15 @@ impl Wal {
                 }
                 Record::HardState(hs) => recovered.hard_state = hs,
             }
-            chain = stored;
-            at = body + len;
-        }
-        let end = at as u64;
+            true
+        });
+        let end = records.len_bytes();
         if end < bytes.len() as u64 {
             // Cut the torn or stale tail, durably, so that later records follow the prefix.
             retry("truncate", || file.set_len(end)).await;
             retry("sync", || file.sync()).await;
         }
-        (Wal { file, end, chain }, recovered)
+        (Wal { file, records }, recovered)
     }
 
     /// Appends `entries` and then `hard_state` (if any) as records; with `sync`, waits until
@@ -226,16 +199,13 @@ impl Wal {
             .iter()
             .map(encode_entry)
             .chain(hard_state.map(encode_hard_state));
+        let end = self.records.len_bytes();
         for payload in payloads {
-            self.chain = record_chain(self.chain, &payload);
-            buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            buf.extend_from_slice(&self.chain.to_le_bytes());
-            buf.extend_from_slice(&payload);
+            self.records.encode(&payload, &mut buf);
         }
         if !buf.is_empty() {
-            let (file, end) = (&self.file, self.end);
+            let file = &self.file;
             retry("write", || file.write_at(end, &buf)).await;
-            self.end += buf.len() as u64;
         }
         if sync {
             let file = &self.file;
