@@ -518,6 +518,19 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
 }
 
+/// The byte encoding of inputs this build writes and reads as [`Input::Bytes`]: the
+/// [lane encoding](lanes). Bumped whenever the meaning of a byte input changes.
+///
+/// Every byte string is a valid input in every encoding (a fuzzer may hand any bytes to a
+/// run), so no byte input can say which encoding wrote it: a file that keeps an input keeps
+/// the number beside it (a repro file's `version`, a corpus entry's `encoding`), and a reader
+/// refuses or converts one written in another, instead of silently running another run.
+pub const ENCODING: u32 = 2;
+
+/// The [flat encoding](FlatBytes), the encoding of byte inputs before [`ENCODING`]:
+/// still read, as [`Input::FlatBytes`], so that inputs recorded then replay their run.
+pub const FLAT_ENCODING: u32 = 1;
+
 /// The one input of a run: a seed for sweeps, or bytes from a fuzzer or a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
