@@ -307,6 +307,10 @@ pub struct DrawLog {
     pub draws: Vec<Draw>,
     /// Index into `draws` where each operation started.
     pub op_starts: Vec<usize>,
+    /// The node that started each operation (as [`DrawLog::node_marks`] had it then), one
+    /// per entry of `op_starts`: which client's operation it is, which the draws alone do
+    /// not say.
+    pub op_nodes: Vec<Option<u32>>,
     /// `(index, now_ns)`: the draws from `index` on were made at virtual time `now_ns` (until
     /// the next entry); one entry per advance of the clock, none before the first (time 0).
     pub time_marks: Vec<(usize, u64)>,
@@ -459,6 +463,9 @@ impl<S: Source> Source for Recorder<S> {
         let mut log = self.log.borrow_mut();
         let at = log.draws.len();
         log.op_starts.push(at);
+        // The newest mark is always the node now running (marks are kept on change).
+        let node = log.node_marks.last().and_then(|&(_, n)| n);
+        log.op_nodes.push(node);
         drop(log);
         self.inner.mark_op()
     }
