@@ -6,7 +6,7 @@
 # 1,000 events) and exits 1 if any shrunk input is longer than its original.
 #
 #   scripts/shrink-study.sh                      # every case below
-#   scripts/shrink-study.sh examples/chain:chain:tail-reapplies-stale-resend:0
+#   scripts/shrink-study.sh zoo/openraft/v0_9_14:openraft-kv::0   # one case
 #
 # A case is DIR:SYSTEM:BUG:FROM (BUG empty for a real bug): the failure is the first one of
 # `sim sweep --seeds FROM..` (deterministic), shrunk with `sim shrink --seed N --json` and the
@@ -16,17 +16,17 @@ cd "$(dirname "$0")/.."
 
 CASES=(
   "examples/chain:chain:tail-reapplies-stale-resend:0"
-  "examples/chain:chain:tail-reapplies-stale-resend:1000000"
+  "examples/chain:chain:tail-reapplies-stale-resend:2000000"
+  "examples/chain:chain:tail-reapplies-stale-resend:3000000"
   "zoo/raft-rs/v0_6_0_alpha:raftrs-kv::0"
   "zoo/raft-rs/v0_6_0_alpha:raftrs-kv::1000000"
   "zoo/raft-rs/v0_6_0_alpha:raftrs-kv::2000000"
+  "zoo/raft-rs/v0_6_0_alpha:raftrs-kv::3000000"
   "zoo/omnipaxos/v0_2_2:omnipaxos-kv::0"
   "zoo/omnipaxos/v0_2_2:omnipaxos-kv::1000000"
   "zoo/omnipaxos/v0_2_2:omnipaxos-kv::2000000"
   "zoo/omnipaxos/v0_2_0:omnipaxos-accsync::0"
-  "zoo/omnipaxos/v0_2_0:omnipaxos-accsync::1000000"
-  "zoo/openraft/v0_9_14:openraft-kv::0"
-  "zoo/openraft/v0_9_24:openraft-kv-live-reader::0"
+  "zoo/omnipaxos/v0_2_0:omnipaxos-accsync::2000000"
 )
 [ $# -gt 0 ] && CASES=("$@")
 
