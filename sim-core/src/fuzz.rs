@@ -433,6 +433,7 @@ impl Harness {
             class: checked.outcome.class,
             invariant: checked.outcome.invariant.clone(),
             history_hash: format!("{:016x}", checked.outcome.history_hash),
+            encoding: crate::choice::ENCODING,
         }
     }
 
@@ -550,6 +551,19 @@ pub struct CorpusMeta {
     pub invariant: Option<String>,
     /// The history hash, 16 hex digits.
     pub history_hash: String,
+    /// The byte encoding the input is in ([`crate::choice::ENCODING`] when written). A
+    /// corpus entry of another encoding is converted (its draws re-encoded), never re-pinned:
+    /// the same bytes read in a new encoding are another run.
+    #[serde(default = "CorpusMeta::encoding_before_the_field")]
+    pub encoding: u32,
+}
+
+impl CorpusMeta {
+    /// Entries written before the field were all converted to the lane encoding (2) first,
+    /// so an absent field means 2 whatever [`crate::choice::ENCODING`] is now.
+    fn encoding_before_the_field() -> u32 {
+        2
+    }
 }
 
 /// SHA-1 of `data` in hex: libFuzzer names crash files `crash-<sha1>`, so the replay command

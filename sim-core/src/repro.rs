@@ -45,7 +45,12 @@
 //!   surrounding whitespace and any field order are fine.
 //!
 //! A plain byte file (a fuzzer's input, or `--save-input`) is the same input without the
-//! system: replay it with `sim replay --system NAME [--bug B] FILE`.
+//! system: replay it with `sim replay --system NAME [--bug B] FILE`. It has no version either:
+//! any bytes are an input in every encoding, so nothing in them tells which wrote them.
+//! `sim replay` and `sim run --input` read one in the lanes, and refuse one that passes so,
+//! is not in the exact form the lane encoder writes, and fails in the flat encoding (a
+//! failure recorded before the lanes, most likely), naming `--encoding flat` to replay or
+//! convert it and `--encoding lanes` to keep the pass.
 //!
 //! # The trace file (`*.trace.json`)
 //!
@@ -80,6 +85,10 @@ use crate::trace::{render_lines, stable_hash_bytes, Event};
 pub const REPRO_FORMAT: &str = "sim-repro";
 /// The newest repro version this crate reads and the one it writes.
 pub const REPRO_VERSION: u32 = 2;
+
+// A repro file's version names its input's encoding (`Repro::encoding`): a new encoding
+// needs a new version, and `Repro::encoding` a case for the old one.
+const _: () = assert!(REPRO_VERSION == crate::choice::ENCODING);
 /// The trace file format's name.
 pub const TRACE_FORMAT: &str = "sim-trace";
 /// The trace file version this crate reads and writes.
@@ -241,11 +250,22 @@ impl Repro {
     /// version 1 (written before byte inputs had lanes).
     pub fn run_input(&self) -> Result<Input, ReproError> {
         let bytes = self.input()?;
-        Ok(if self.version <= 1 {
-            Input::FlatBytes(bytes)
-        } else {
-            Input::Bytes(bytes)
+        Ok(match self.encoding() {
+            crate::choice::FLAT_ENCODING => Input::FlatBytes(bytes),
+            _ => Input::Bytes(bytes),
         })
+    }
+
+    /// The byte encoding of `input_hex` ([`crate::choice::ENCODING`]), named by the file's
+    /// version: version 1 is the flat encoding, version 2 the lanes. A change of encoding
+    /// bumps [`REPRO_VERSION`] with it, so a file never replays its bytes under an encoding
+    /// it was not written in.
+    pub fn encoding(&self) -> u32 {
+        if self.version <= 1 {
+            crate::choice::FLAT_ENCODING
+        } else {
+            crate::choice::ENCODING
+        }
     }
 
     /// Pretty JSON.

@@ -283,3 +283,101 @@ fn bad_input_gets_its_exit_code_and_a_message_that_names_it() {
     );
     let _ = std::fs::remove_dir_all(d(&f.dir));
 }
+
+/// A crash input of `two-pc --bug first-vote-wins` recorded before the lane encoding (the
+/// corpus entry `two_pc/first-vote-wins-afl` as it was then, in the flat encoding): read in
+/// the lanes it passes, so a replay that read it so would report a found bug as a pass.
+const FLAT_CRASH_HEX: &str =
+    "01000000008f2d9a05050301010305000305000001010001020505020001050704040302b1";
+
+#[test]
+fn an_input_recorded_before_the_lane_encoding_is_refused_with_the_fix() {
+    let dir = common::scratch("bad-input", "stale-encoding");
+    let bytes: Vec<u8> = (0..FLAT_CRASH_HEX.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&FLAT_CRASH_HEX[i..i + 2], 16).unwrap())
+        .collect();
+    let old = dir.join("crash-old");
+    std::fs::write(&old, &bytes).unwrap();
+    let old = old.display().to_string();
+    let variant = ["--system", "two-pc", "--bug", "first-vote-wins"];
+    let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
+        head.iter()
+            .chain(&variant)
+            .chain(tail)
+            .map(|s| s.to_string())
+            .collect()
+    };
+
+    // Read as the lanes it is refused, naming both readings and the flag that settles it.
+    for head in [&["replay"][..], &["run", "--input", &old][..]] {
+        let tail: &[&str] = if head[0] == "replay" { &[&old] } else { &[] };
+        let out = sim(&with(head, tail));
+        assert_eq!(out.code, 2, "{head:?}: {}{}", out.stdout, out.stderr);
+        for fragment in [
+            "recorded before the lane encoding",
+            "class=correctness invariant=atomicity",
+            "--encoding flat",
+            "--encoding lanes",
+        ] {
+            assert!(out.stderr.contains(fragment), "{head:?}: {}", out.stderr);
+        }
+        assert!(!out.stdout.contains("class=pass"), "{}", out.stdout);
+    }
+
+    // The fix it names: replayed as recorded it is the bug it found, and converted it is the
+    // corpus entry the same input became when the corpus was converted.
+    let flat = sim(&with(&["replay", "--encoding", "flat"], &[&old]));
+    assert_eq!(flat.code, 1, "{}{}", flat.stdout, flat.stderr);
+    assert_eq!(value(&flat.stdout, "class").as_deref(), Some("correctness"));
+    assert_eq!(
+        value(&flat.stdout, "history_hash").as_deref(),
+        Some("bcf7e3de8b2203b3")
+    );
+    let new = dir.join("converted.bin").display().to_string();
+    let run = sim(&with(
+        &[
+            "run",
+            "--encoding",
+            "flat",
+            "--input",
+            &old,
+            "--save-input",
+            &new,
+        ],
+        &["--failures-dir", &dir.display().to_string()],
+    ));
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let corpus = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/two_pc/first-vote-wins-afl.bin"
+    );
+    assert_eq!(std::fs::read(&new).unwrap(), std::fs::read(corpus).unwrap());
+    assert_eq!(sim(&with(&["replay"], &[&new])).code, 1);
+
+    // Said explicitly, the lanes reading stands; a repro file names its own encoding.
+    assert_eq!(
+        sim(&with(&["replay", "--encoding", "lanes"], &[&old])).code,
+        0
+    );
+    let repro = dir.join("r.repro.json");
+    std::fs::write(
+        &repro,
+        format!(r#"{{"format":"sim-repro","version":1,"system":"two-pc","bug":"first-vote-wins","input_hex":"{FLAT_CRASH_HEX}"}}"#),
+    )
+    .unwrap();
+    let repro = repro.display().to_string();
+    let out = sim(&["replay", &repro]);
+    assert_eq!(
+        value(&out.stdout, "history_hash").as_deref(),
+        Some("bcf7e3de8b2203b3")
+    );
+    let out = sim(&["replay", "--encoding", "flat", &repro]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("whose version names its encoding"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

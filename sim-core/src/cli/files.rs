@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::CliError;
 use crate::choice::Input;
 use crate::repro::{self, FailureFiles, InputFile, Repro, TraceFile};
+use crate::run_spec::RunSpec;
 
 /// The largest input file read: far above any input a run consumes (a run of a million draws
 /// re-encodes to a few megabytes), far below what would exhaust memory (`--input /dev/zero`).
@@ -49,6 +50,68 @@ pub(super) fn repro_input(path: &Path, repro: &Repro) -> Result<Input, CliError>
     repro.run_input().map_err(|source| CliError::Repro {
         path: path.to_path_buf(),
         source,
+    })
+}
+
+/// How a raw input file's bytes are read (`--encoding`): raw bytes carry no version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Encoding {
+    /// The lane encoding, every input written now ([`crate::choice::ENCODING`]).
+    Lanes,
+    /// The flat encoding of inputs recorded before the lanes
+    /// ([`crate::choice::FLAT_ENCODING`]).
+    Flat,
+}
+
+/// The input of a raw file's `bytes`, read in `encoding` (the lanes when unsaid).
+pub(super) fn raw_input(bytes: Vec<u8>, encoding: Option<Encoding>) -> Input {
+    match encoding {
+        Some(Encoding::Flat) => Input::FlatBytes(bytes),
+        Some(Encoding::Lanes) | None => Input::Bytes(bytes),
+    }
+}
+
+/// Refuses a raw input that was read in the lanes without `--encoding`, passed, is not an
+/// input this crate wrote, and fails when read in the flat encoding: most likely a failure
+/// recorded before the lanes, which would otherwise be reported as a silent pass.
+///
+/// Raw bytes carry no version and every byte string is a valid input in both encodings, so
+/// nothing in the file can prove which wrote it, and no input can be refused for its bytes
+/// alone (a fuzzer's inputs must all run). The check takes the evidence there is: a file
+/// that holds a failure in the flat reading and none in the lanes. That alone is not enough
+/// — a lane input read flat is a random run, and a planted bug fails many random runs — so
+/// inputs in the exact form the lane encoder writes ([`LaneBuffers::is_canonical`]: every
+/// `--save-input`, shrunk input and corpus entry; a flat input almost never is) are
+/// trusted. What is left, a fuzzer's input that passes in the lanes and fails flat, is
+/// refused with both readings and the flag that settles it either way.
+///
+/// [`LaneBuffers::is_canonical`]: crate::choice::lanes::LaneBuffers::is_canonical
+pub(super) fn check_raw_encoding(
+    prefix: &str,
+    path: &Path,
+    run: &RunSpec,
+    encoding: Option<Encoding>,
+    passed: bool,
+) -> Result<(), CliError> {
+    let Input::Bytes(bytes) = &run.input else {
+        return Ok(());
+    };
+    if encoding.is_some() || !passed || crate::choice::lanes::LaneBuffers::is_canonical(bytes) {
+        return Ok(());
+    }
+    let flat = run.variant.run(&Input::FlatBytes(bytes.clone())).outcome;
+    if !flat.class.is_failure() {
+        return Ok(());
+    }
+    Err(CliError::StaleEncoding {
+        path: path.display().to_string(),
+        flat: format!(
+            "class={} invariant={}",
+            flat.class.name(),
+            flat.invariant.as_deref().unwrap_or("none")
+        ),
+        prefix: prefix.to_string(),
+        args: run.variant.args(),
     })
 }
 

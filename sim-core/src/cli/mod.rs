@@ -117,6 +117,18 @@ pub enum CliError {
     /// A raw input file was given to `shrink` without saying which system runs it.
     #[error("{0} holds raw input bytes, not a repro file; say which system runs them: sim shrink --system NAME [--bug BUG] --input {0}")]
     ShrinkNeedsSystem(String),
+    /// A raw input that passes in the lane encoding and fails in the flat one it replaced.
+    #[error("{path} passes when read in the lane encoding (class=pass) but fails when read in the flat encoding of inputs recorded before it ({flat}): it was most likely recorded before the lane encoding. Replay it as recorded with: {prefix} replay {args} --encoding flat {path}; convert it with: {prefix} run {args} --encoding flat --input {path} --save-input NEW.bin; or, if it is a current input that should pass, add --encoding lanes")]
+    StaleEncoding {
+        /// The file.
+        path: String,
+        /// How the flat reading ended.
+        flat: String,
+        /// How the user runs `sim`.
+        prefix: String,
+        /// The variant's flags (`--system S [--bug B] ...`).
+        args: String,
+    },
     /// A trace file was given where an input is expected.
     #[error("{0} is a trace file (a recorded history), not an input; replay the repro file written next to it, or draw the trace with: sim render {0}")]
     TraceNotInput(String),

@@ -8,7 +8,6 @@ use clap::Args;
 
 use super::files::{self, write_json};
 use super::{Cli, CliError, StoryArgs, VariantArgs};
-use crate::choice::Input;
 use crate::repro::{InputFile, Repro, RunIdentity, TraceFile};
 use crate::run_spec::RunSpec;
 use crate::sim::Report;
@@ -28,6 +27,11 @@ pub(super) struct ReplayArgs {
     /// strict check and the (filtered) trace's events.
     #[arg(long)]
     json: bool,
+    /// How a raw input file's bytes are read: lanes (every input written now) or flat (an
+    /// input recorded before the lane encoding). Unset: lanes, and a raw input that passes
+    /// so but fails when read flat is refused, since it was most likely recorded before.
+    #[arg(long, value_enum, value_name = "ENCODING")]
+    encoding: Option<files::Encoding>,
     #[command(flatten)]
     variant: VariantArgs,
     /// Print only the trace lines these select (the strict check still covers the whole run).
@@ -55,6 +59,10 @@ pub(super) fn execute(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> Resu
     }
     let report = run.run_traced();
     let outcome = &report.outcome;
+    if pinned.repro.is_none() {
+        let passed = !outcome.class.is_failure();
+        files::check_raw_encoding(&cli.replay_prefix, &args.file, &run, args.encoding, passed)?;
+    }
     let events = report.history.events();
     let filter = args.filter.filter();
     if args.json {
@@ -89,6 +97,9 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
     let path = &args.file;
     match files::read_input(path)? {
         InputFile::Repro(repro) => {
+            if args.encoding.is_some() {
+                return Err(CliError::ReproConflict(format!("--encoding is for raw input files; {} is a repro file, whose version names its encoding", path.display())));
+            }
             let variant =
                 cli.variant_of_repro(path, &repro, args.system.as_deref(), &args.variant)?;
             let input = files::repro_input(path, &repro)?;
@@ -102,7 +113,7 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
                 .ok_or_else(|| CliError::ReplayNeedsSystem(path.display().to_string()))?;
             let variant = cli.variant(name, &args.variant)?;
             Ok((
-                RunSpec::new(variant, Input::Bytes(bytes)),
+                RunSpec::new(variant, files::raw_input(bytes, args.encoding)),
                 Pinned { repro: None },
             ))
         }

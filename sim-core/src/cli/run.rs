@@ -27,6 +27,12 @@ pub(super) struct RunArgs {
     /// with its flags.
     #[arg(long)]
     input: Option<PathBuf>,
+    /// How a raw --input file's bytes are read: lanes (every input written now) or flat (an
+    /// input recorded before the lane encoding; with --save-input, the run is saved in the
+    /// lanes). Unset: lanes, and a raw input that passes so but fails when read flat is
+    /// refused, since it was most likely recorded before.
+    #[arg(long, value_enum, value_name = "ENCODING", requires = "input")]
+    encoding: Option<files::Encoding>,
     /// Write the bytes that replay this run under --input to FILE.
     #[arg(long, value_name = "FILE")]
     save_input: Option<PathBuf>,
@@ -52,7 +58,7 @@ struct Done<'a> {
 }
 
 pub(super) fn execute(cli: &Cli, args: &RunArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let run = run_spec(cli, args)?;
+    let (run, raw) = run_spec(cli, args)?;
     let input_file = args.input.as_ref().map(|p| p.display().to_string());
     let replay = run.run_command(&cli.replay_prefix, input_file.as_deref());
     files::check_outputs(&[&args.save_input, &args.trace_json])?;
@@ -64,6 +70,10 @@ pub(super) fn execute(cli: &Cli, args: &RunArgs, out: &mut dyn Write) -> Result<
     }
     let (report, bytes) = run.run_encoded();
     let outcome = &report.outcome;
+    if let Some(path) = args.input.as_ref().filter(|_| raw) {
+        let passed = !outcome.class.is_failure();
+        files::check_raw_encoding(&cli.replay_prefix, path, &run, args.encoding, passed)?;
+    }
     let events = report.history.events();
     if let Some(path) = &args.save_input {
         files::write_text_bytes(path, &bytes)?;
@@ -94,25 +104,32 @@ pub(super) fn execute(cli: &Cli, args: &RunArgs, out: &mut dyn Write) -> Result<
     Ok(i32::from(done.report.outcome.class.is_failure()))
 }
 
-/// The run the arguments describe: `--seed`, raw bytes, or a repro file's input and flags.
-fn run_spec(cli: &Cli, args: &RunArgs) -> Result<RunSpec, CliError> {
+/// The run the arguments describe: `--seed`, raw bytes, or a repro file's input and flags;
+/// and whether its input came from a raw file.
+fn run_spec(cli: &Cli, args: &RunArgs) -> Result<(RunSpec, bool), CliError> {
     let path = match (&args.seed, &args.input) {
         (Some(seed), _) => {
             let variant = cli.variant(&args.system, &args.variant)?;
-            return Ok(RunSpec::new(variant, Input::Seed(*seed)));
+            return Ok((RunSpec::new(variant, Input::Seed(*seed)), false));
         }
         (None, Some(path)) => path,
         (None, None) => unreachable!("clap requires --seed or --input"),
     };
     match files::read_input(path)? {
-        InputFile::Raw(bytes) => Ok(RunSpec::new(
-            cli.variant(&args.system, &args.variant)?,
-            Input::Bytes(bytes),
+        InputFile::Raw(bytes) => Ok((
+            RunSpec::new(
+                cli.variant(&args.system, &args.variant)?,
+                files::raw_input(bytes, args.encoding),
+            ),
+            true,
         )),
         InputFile::Repro(repro) => {
+            if args.encoding.is_some() {
+                return Err(CliError::ReproConflict(format!("--encoding is for raw input files; {} is a repro file, whose version names its encoding", path.display())));
+            }
             let variant = cli.variant_of_repro(path, &repro, Some(&args.system), &args.variant)?;
             let input = files::repro_input(path, &repro)?;
-            Ok(RunSpec::new(variant, input))
+            Ok((RunSpec::new(variant, input), false))
         }
         other => Err(super::not_an_input(path, other)),
     }

@@ -37,8 +37,12 @@ pub(super) struct ShrinkArgs {
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
     /// At most this many candidate runs.
-    #[arg(long, default_value = "10000")]
+    #[arg(long, default_value_t = crate::shrink::DEFAULT_MAX_RUNS)]
     max_runs: u64,
+    /// At most this many events over every candidate run: the budget in the runs' own cost,
+    /// which ends a long run's shrink first.
+    #[arg(long, default_value_t = crate::shrink::DEFAULT_MAX_STEPS)]
+    max_steps: u64,
     #[command(flatten)]
     story: StoryArgs,
     #[command(flatten)]
@@ -105,7 +109,10 @@ fn shrink(cli: &Cli, args: &ShrinkArgs, out: &mut dyn Write) -> Result<Done, Cli
     } else {
         Shrinker::new(|| build(&opts))
     };
-    let shrunk = shrinker.max_runs(args.max_runs).run(&original.input)?;
+    let shrunk = shrinker
+        .max_runs(args.max_runs)
+        .max_steps(args.max_steps)
+        .run(&original.input)?;
     let wall_ms = started.elapsed().as_millis();
     print_trace(&shrunk, &filter, out)?;
     let small = RunSpec::new(original.variant.clone(), Input::Bytes(shrunk.bytes.clone()));

@@ -172,33 +172,42 @@ impl Search<'_, '_> {
     /// is whose the draws do not say. Without a count label, the set-up draws
     /// [`count_candidates`] names.
     pub(super) fn delete_ops_keyed_set(&mut self, set: &[usize]) -> bool {
-        let draws = &self.best.draws;
-        let workload = |j: usize| Lane::of(&draws[j].label) == Lane::Workload;
+        let best = &self.best;
+        let draws = &best.draws;
+        let is_count = |j: usize| best.counts.iter().any(|c| c.draw == j);
         let mut deleted = vec![false; draws.len()];
         for &op in set {
-            let start = self.best.ops[op];
+            let (start, node) = (best.ops[op], best.op_nodes[op]);
+            // The operation's definition: the draws its own node made right before it.
             let mut j = start;
             while j > 0
                 && start - j < DEFINITION_DRAWS
-                && workload(j - 1)
-                && !crate::workload::is_op_count_label(&draws[j - 1].label)
+                && Lane::of(&draws[j - 1].label) == Lane::Workload
+                && best.stamps[j - 1].node == node
+                && !is_count(j - 1)
             {
                 j -= 1;
                 deleted[j] = true;
             }
         }
         let fewer_by = set.len() as u64;
-        let first_start = self.best.ops[set[0]];
-        let mut counts: Vec<usize> = (0..first_start)
-            .rev()
-            .filter(|&j| {
-                crate::workload::is_op_count_label(&draws[j].label)
-                    && matches!(draws[j].value, DrawValue::Int { value, .. } if value >= fewer_by)
-            })
+        // When every operation is one node's, that node's counts; else every count drawn
+        // before the first of them.
+        let node = best.op_nodes[set[0]];
+        let one_node = set.iter().all(|&op| best.op_nodes[op] == node);
+        let first_start = best.ops[set[0]];
+        let mut counts: Vec<usize> = best
+            .counts
+            .iter()
+            .filter(|c| c.draw < first_start && (!one_node || c.node == node))
+            .map(|c| c.draw)
+            .filter(
+                |&j| matches!(draws[j].value, DrawValue::Int { value, .. } if value >= fewer_by),
+            )
             .collect();
         if counts.is_empty() {
             let whole = self.runs - self.started_at < self.shrinker.max_runs / 4;
-            counts = count_candidates(&draws[..self.best.ops[0]], whole);
+            counts = count_candidates(&draws[..best.ops[0]], &best.counts, whole);
         }
         for j in counts {
             let DrawValue::Int { bound, value } = self.best.draws[j].value else {
@@ -224,12 +233,12 @@ impl Search<'_, '_> {
     /// Lowers every operation count, keyed (each client's last operations go, every other
     /// draw keeps its value).
     pub(super) fn lower_op_counts_keyed(&mut self) {
-        let mut i = 0;
-        while i < self.best.draws.len() && !self.exhausted() {
-            if crate::workload::is_op_count_label(&self.best.draws[i].label) {
-                self.lower_keyed(i);
-            }
-            i += 1;
+        let mut k = 0;
+        while k < self.best.counts.len() && !self.exhausted() {
+            // A kept edit re-finds the counts in the new best; the k-th is tried next.
+            let i = self.best.counts[k].draw;
+            self.lower_keyed(i);
+            k += 1;
         }
     }
 
@@ -240,7 +249,7 @@ impl Search<'_, '_> {
             let draw = &self.best.draws[i];
             if Lane::of(&draw.label) == Lane::Workload
                 && !is_zero(draw)
-                && !crate::workload::is_op_count_label(&draw.label)
+                && !self.best.counts.iter().any(|c| c.draw == i)
             {
                 let mut intended = self.best.draws.clone();
                 zero(&mut intended[i]);
@@ -289,7 +298,7 @@ impl Search<'_, '_> {
         fewer_by: u64,
         whole: bool,
     ) -> bool {
-        for j in count_candidates(&without[..setup], whole) {
+        for j in count_candidates(&without[..setup], &self.best.counts, whole) {
             let DrawValue::Int { bound, value } = without[j].value else {
                 continue;
             };
@@ -333,10 +342,9 @@ impl Search<'_, '_> {
 /// failure too. Past that, a long set-up (more than [`COUNT_SEARCH_MAX`] non-zero choices: a
 /// Raft cluster's fault and disk parameters) costs that many runs for every operation tried in
 /// every round, and spent the whole budget here (raft-kv stale-read: 1,205 events left at
-/// 1,174); then only operation counts ([`crate::workload::is_op_count_label`]: labels ending
-/// in `ops`, as `workload.ops`, `echo.ops`, `raft.client_ops`) and the two nearest non-zero
-/// integers are tried.
-pub(super) fn count_candidates(before: &[Draw], whole: bool) -> Vec<usize> {
+/// 1,174); then only the draws the run shows to count operations (`counts`, see
+/// [`super::op_counts`]) and the two nearest non-zero integers are tried.
+pub(super) fn count_candidates(before: &[Draw], counts: &[Count], whole: bool) -> Vec<usize> {
     let nonzero_int = |d: &Draw| matches!(d.value, DrawValue::Int { value, .. } if value > 0);
     let all: Vec<usize> = (0..before.len())
         .rev()
@@ -348,7 +356,7 @@ pub(super) fn count_candidates(before: &[Draw], whole: bool) -> Vec<usize> {
     let mut candidates: Vec<usize> = all
         .iter()
         .copied()
-        .filter(|&j| crate::workload::is_op_count_label(&before[j].label))
+        .filter(|&j| counts.iter().any(|c| c.draw == j))
         .collect();
     for &j in all.iter().take(2) {
         if !candidates.contains(&j) {

@@ -6,7 +6,7 @@ use super::*;
 
 impl Search<'_, '_> {
     pub(super) fn exhausted(&self) -> bool {
-        self.runs >= self.shrinker.max_runs
+        self.runs >= self.shrinker.max_runs || self.steps >= self.shrinker.max_steps
     }
 
     /// Runs `draws` if they encode smaller than the best; keeps the run if it fails the same
@@ -96,6 +96,7 @@ impl Search<'_, '_> {
     /// Keeps `run` as the best if it fails the same way, is smaller, and has no more events
     /// and operations. Returns true when the best changed.
     pub(super) fn keep(&mut self, run: Run) -> bool {
+        self.steps = self.steps.saturating_add(run.outcome.steps);
         if !(self.matches)(&run.outcome) {
             return false;
         }

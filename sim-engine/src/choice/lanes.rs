@@ -459,6 +459,25 @@ impl LaneBuffers {
         lanes
     }
 
+    /// Whether `data` is exactly what [`LaneBuffers::to_bytes`] writes for what it says:
+    /// every input this crate writes (a recorded run, a saved or shrunk input, a corpus
+    /// entry) is, and few others are, since its sections come in lane order, full but the
+    /// last of each lane, none empty, none ending in a zero. A fuzzer's mutations rarely
+    /// leave an input so, and an input of the flat encoding almost never is.
+    ///
+    /// ```
+    /// use sim_core::choice::lanes::{Lane, LaneBuffers};
+    ///
+    /// let mut lanes = LaneBuffers::default();
+    /// lanes.dense_mut(Lane::Workload).extend_from_slice(&[4, 2]);
+    /// assert!(LaneBuffers::is_canonical(&lanes.to_bytes()));
+    /// assert!(LaneBuffers::is_canonical(&[]));
+    /// assert!(!LaneBuffers::is_canonical(&[1, 0, 7]));
+    /// ```
+    pub fn is_canonical(data: &[u8]) -> bool {
+        LaneBuffers::parse(data).to_bytes() == data
+    }
+
     /// The byte stream of `lane` (for [`Lane::Events`], the raw entries).
     pub fn dense(&self, lane: Lane) -> &[u8] {
         &self.dense[lane.index()]

@@ -307,6 +307,10 @@ pub struct DrawLog {
     pub draws: Vec<Draw>,
     /// Index into `draws` where each operation started.
     pub op_starts: Vec<usize>,
+    /// The node that started each operation (as [`DrawLog::node_marks`] had it then), one
+    /// per entry of `op_starts`: which client's operation it is, which the draws alone do
+    /// not say.
+    pub op_nodes: Vec<Option<u32>>,
     /// `(index, now_ns)`: the draws from `index` on were made at virtual time `now_ns` (until
     /// the next entry); one entry per advance of the clock, none before the first (time 0).
     pub time_marks: Vec<(usize, u64)>,
@@ -459,6 +463,9 @@ impl<S: Source> Source for Recorder<S> {
         let mut log = self.log.borrow_mut();
         let at = log.draws.len();
         log.op_starts.push(at);
+        // The newest mark is always the node now running (marks are kept on change).
+        let node = log.node_marks.last().and_then(|&(_, n)| n);
+        log.op_nodes.push(node);
         drop(log);
         self.inner.mark_op()
     }
@@ -517,6 +524,19 @@ impl<S: Source + ?Sized> Source for Box<S> {
         (**self).mark_node(node)
     }
 }
+
+/// The byte encoding of inputs this build writes and reads as [`Input::Bytes`]: the
+/// [lane encoding](lanes). Bumped whenever the meaning of a byte input changes.
+///
+/// Every byte string is a valid input in every encoding (a fuzzer may hand any bytes to a
+/// run), so no byte input can say which encoding wrote it: a file that keeps an input keeps
+/// the number beside it (a repro file's `version`, a corpus entry's `encoding`), and a reader
+/// refuses or converts one written in another, instead of silently running another run.
+pub const ENCODING: u32 = 2;
+
+/// The [flat encoding](FlatBytes), the encoding of byte inputs before [`ENCODING`]:
+/// still read, as [`Input::FlatBytes`], so that inputs recorded then replay their run.
+pub const FLAT_ENCODING: u32 = 1;
 
 /// The one input of a run: a seed for sweeps, or bytes from a fuzzer or a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
