@@ -1,0 +1,9 @@
+//! `cargo fuzz run -s none openraft_kv_live_reader` (from this package's directory): the system
+//! `openraft-kv-live-reader` against openraft 0.9.24, whose release has the bug this target
+//! hunts (empty-log-read-panic; see NOTES.md).
+#![no_main]
+sim_fuzz::sim_fuzz_target!(
+    "openraft_kv_live_reader",
+    openraft_zoo::SPEC_LIVE_READER,
+    replay = "cargo run --release --bin sim --"
+);
