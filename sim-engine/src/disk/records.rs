@@ -1,47 +1,5 @@
-//! A crash-safe file of records: the format a write-ahead log needs on a disk that loses,
-//! keeps or tears each unsynced write.
-//!
-//! Every storage harness wants the same thing from a log file: append records, sync when the
-//! protocol says so, and after a crash read back *a prefix* of what was written — everything
-//! synced, possibly more, never a record that was torn, never a record whose predecessor was
-//! lost while it survived (the simulated disk resolves each unsynced write independently, so a
-//! later write may outlive an earlier one). This module is that format, without the I/O: the
-//! caller reads and writes the file itself, so its retry policy, sync points and the order of
-//! its disk calls stay its own (and with them every draw of its runs).
-//!
-//! **Format.** A record is `[len u32 LE][chain u64 LE][payload]`. `chain` is FNV-1a over the
-//! previous record's chain (the caller's `seed` before the first record), then `len`'s four
-//! bytes, then the payload. A chain ties each record to every record before it, so a record
-//! written after a lost one never validates, and zeros left by a lost write end the prefix.
-//!
-//! **Recovery** keeps records up to the first one that is short, whose chain fails, or that
-//! the caller's `accept` refuses (a payload it cannot decode, an index out of order), and
-//! says how long that prefix is; the caller cuts the file there and syncs the cut before it
-//! appends again, so that new records follow the prefix.
-//!
-//! ```
-//! use sim_core::disk::RecordFile;
-//!
-//! const SEED: u64 = 0x6b76_2d6c_6f67; // one per file kind: a record of another file never validates
-//!
-//! // Append two records (the caller writes `bytes` at the old end, then syncs when it must).
-//! let mut log = RecordFile::new(SEED);
-//! let mut bytes = Vec::new();
-//! log.encode(b"set x 1", &mut bytes);
-//! log.encode(b"set y 2", &mut bytes);
-//! assert_eq!(log.len_bytes(), bytes.len() as u64);
-//!
-//! // A crash tore the second record: recovery keeps the first and says where to cut.
-//! bytes.truncate(bytes.len() - 3);
-//! let mut payloads = Vec::new();
-//! let log = RecordFile::recover(SEED, &bytes, |_, payload| {
-//!     payloads.push(payload.to_vec());
-//!     true
-//! });
-//! assert_eq!(payloads, [b"set x 1".to_vec()]);
-//! assert_eq!(log.record_count(), 1);
-//! assert!(log.len_bytes() < bytes.len() as u64); // cut the file to len_bytes, sync, go on
-//! ```
+//! The crash-safe record file ([`RecordFile`]): the format a write-ahead log needs on the
+//! simulated disk.
 
 /// Bytes before a record's payload: its length (u32) and chain (u64).
 pub const RECORD_HEADER_BYTES: usize = 12;
@@ -72,11 +30,55 @@ struct RecordAt {
     chain: u64,
 }
 
-/// The state of one record file: where each valid record is and what chains from the last.
+/// A crash-safe file of records: the format a write-ahead log needs on a disk that loses,
+/// keeps or tears each unsynced write.
 ///
-/// It holds no bytes and does no I/O (see the [module docs](self)): [`RecordFile::encode`]
-/// appends a record's bytes to the caller's buffer, [`RecordFile::recover`] parses what the
-/// caller read, and [`RecordFile::truncate`] says where to cut.
+/// Every storage harness wants the same thing from a log file: append records, sync when the
+/// protocol says so, and after a crash read back *a prefix* of what was written — everything
+/// synced, possibly more, never a record that was torn, never a record whose predecessor was
+/// lost while it survived (the simulated disk resolves each unsynced write independently, so a
+/// later write may outlive an earlier one). This module is that format, without the I/O: the
+/// caller reads and writes the file itself, so its retry policy, sync points and the order of
+/// its disk calls stay its own (and with them every draw of its runs).
+///
+/// **Format.** A record is `[len u32 LE][chain u64 LE][payload]`. `chain` is FNV-1a over the
+/// previous record's chain (the caller's `seed` before the first record), then `len`'s four
+/// bytes, then the payload. A chain ties each record to every record before it, so a record
+/// written after a lost one never validates, and zeros left by a lost write end the prefix.
+///
+/// **Recovery** keeps records up to the first one that is short, whose chain fails, or that
+/// the caller's `accept` refuses (a payload it cannot decode, an index out of order), and
+/// says how long that prefix is; the caller cuts the file there and syncs the cut before it
+/// appends again, so that new records follow the prefix.
+///
+/// ```
+/// use sim_core::disk::RecordFile;
+///
+/// const SEED: u64 = 0x6b76_2d6c_6f67; // one per file kind: a record of another file never validates
+///
+/// // Append two records (the caller writes `bytes` at the old end, then syncs when it must).
+/// let mut log = RecordFile::new(SEED);
+/// let mut bytes = Vec::new();
+/// log.encode(b"set x 1", &mut bytes);
+/// log.encode(b"set y 2", &mut bytes);
+/// assert_eq!(log.len_bytes(), bytes.len() as u64);
+///
+/// // A crash tore the second record: recovery keeps the first and says where to cut.
+/// bytes.truncate(bytes.len() - 3);
+/// let mut payloads = Vec::new();
+/// let log = RecordFile::recover(SEED, &bytes, |_, payload| {
+///     payloads.push(payload.to_vec());
+///     true
+/// });
+/// assert_eq!(payloads, [b"set x 1".to_vec()]);
+/// assert_eq!(log.record_count(), 1);
+/// assert!(log.len_bytes() < bytes.len() as u64); // cut the file to len_bytes, sync, go on
+/// ```
+///
+/// The value is the state of one record file: where each valid record is and what chains
+/// from the last. [`RecordFile::encode`] appends a record's bytes to the caller's buffer,
+/// [`RecordFile::recover`] parses what the caller read, and [`RecordFile::truncate`] says
+/// where to cut.
 #[derive(Clone, Debug)]
 pub struct RecordFile {
     seed: u64,
