@@ -104,7 +104,7 @@ pub use config::{AtlasConfig, DiskConfig};
 pub use error::DiskError;
 pub use faults::{DiskFaultProfile, DiskFaults};
 pub use handle::{Disk, File};
-pub use records::{RecordFile, RECORD_HEADER_BYTES};
+pub use records::RecordFile;
 
 use crate::choice::Choices;
 use crate::trace::EventKind;

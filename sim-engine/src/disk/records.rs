@@ -2,7 +2,7 @@
 //! simulated disk.
 
 /// Bytes before a record's payload: its length (u32) and chain (u64).
-pub const RECORD_HEADER_BYTES: usize = 12;
+const RECORD_HEADER_BYTES: usize = 12;
 
 const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
@@ -169,11 +169,6 @@ impl RecordFile {
     /// How many records the file holds.
     pub fn record_count(&self) -> usize {
         self.records.len()
-    }
-
-    /// Where record `position` starts, if the file holds it.
-    pub fn offset_bytes(&self, position: usize) -> Option<u64> {
-        self.records.get(position).map(|r| r.offset_bytes)
     }
 
     fn last_chain(&self) -> u64 {

@@ -19,8 +19,9 @@
 //! only after the slot it wrote is synced ([`Storage::save_meta`]), so a vote or term that
 //! recovery falls back from was never announced.
 //!
-//! **`log`: chained records.** Each record is `[len u32][chain u64][entry]`, where `chain` is
-//! a checksum of the previous record's chain and this record's bytes. Recovery keeps records
+//! **`log`: chained records** ([`sim_core::disk::RecordFile`]). Each record is
+//! `[len u32][chain u64][entry]`, where `chain` is a checksum of the previous record's chain
+//! and this record's bytes. Recovery keeps records
 //! up to the first that is short or fails its chain, and truncates the rest. The chain (not a
 //! per-record checksum alone) is what makes this sound on a disk that resolves unsynced
 //! writes independently: after a follower truncates its log and appends, a crash may keep the
@@ -35,14 +36,13 @@ use std::cell::Cell;
 use std::io;
 use std::rc::Rc;
 
-use sim_core::disk::{Disk, File};
+use sim_core::disk::{Disk, File, RecordFile};
 
 use super::log::{self, Entry, Log};
 
 /// Bytes between the two meta slots: a sector, so that writing one never touches the other.
 const SLOT_STRIDE_BYTES: u64 = 512;
 const SLOT_BYTES: usize = 32;
-const RECORD_HEADER_BYTES: usize = 12;
 /// The chain value before the first record.
 const CHAIN_SEED: u64 = 0x7261_6674_6c6f_6721;
 const META: &str = "meta";
@@ -114,47 +114,21 @@ fn meta_slot(seq: u64, term: u64, vote: Option<u32>) -> Vec<u8> {
 }
 
 /// The log records of `bytes` up to the first short or broken one.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug)]
 struct ParsedLog {
     entries: Vec<Entry>,
-    /// Byte offset of each record.
-    offsets: Vec<u64>,
-    /// The chain value of each record.
-    chains: Vec<u64>,
-    /// Where the valid records end.
-    valid_bytes: u64,
+    /// Where each valid record is, and where they end.
+    records: RecordFile,
 }
 
 fn parse_log(bytes: &[u8]) -> ParsedLog {
-    let mut parsed = ParsedLog::default();
-    let mut at = 0;
-    while at + RECORD_HEADER_BYTES <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) as usize;
-        let chain = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().expect("8"));
-        let body = at + RECORD_HEADER_BYTES;
-        let Some(payload) = bytes.get(body..body + len) else {
-            break;
-        };
-        let prev = parsed.chains.last().copied().unwrap_or(CHAIN_SEED);
-        if chain != record_chain(prev, payload) {
-            break;
-        }
-        let Some(entry) = log::decode(payload) else {
-            break;
-        };
-        parsed.entries.push(entry);
-        parsed.offsets.push(at as u64);
-        parsed.chains.push(chain);
-        at = body + len;
-    }
-    parsed.valid_bytes = at as u64;
-    parsed
-}
-
-/// The chain value of a record holding `payload` after a record whose chain is `prev`.
-fn record_chain(prev: u64, payload: &[u8]) -> u64 {
-    let len = (payload.len() as u32).to_le_bytes();
-    checksum(checksum(prev, &len), payload)
+    let mut entries = Vec::new();
+    let records = RecordFile::recover(CHAIN_SEED, bytes, |_, payload| {
+        log::decode(payload)
+            .map(|entry| entries.push(entry))
+            .is_some()
+    });
+    ParsedLog { entries, records }
 }
 
 /// A replica's persistent state on its node's disk.
@@ -163,10 +137,8 @@ pub struct Storage {
     meta: File,
     log: File,
     meta_seq: u64,
-    /// Per record (entry index - 1): its byte offset and chain value.
-    offsets: Vec<u64>,
-    chains: Vec<u64>,
-    log_bytes: u64,
+    /// The log file's records, record `i` the entry at index `i + 1`.
+    records: RecordFile,
     /// How many entries are known durable: set by completed log syncs, lowered by
     /// truncations.
     synced: Rc<Cell<u64>>,
@@ -204,19 +176,18 @@ impl Storage {
         let (meta_seq, term, vote) = parse_meta(&meta_bytes).unwrap_or((0, 0, None));
         let log_bytes = retry("read", || log.read_all()).await;
         let parsed = parse_log(&log_bytes);
-        if parsed.valid_bytes < log_bytes.len() as u64 {
+        let valid_bytes = parsed.records.len_bytes();
+        if valid_bytes < log_bytes.len() as u64 {
             // A torn or stale tail: cut it so appends follow the last whole record. Not synced
             // here: if the cut is lost, the same broken bytes are cut again.
-            retry("truncate", || log.set_len(parsed.valid_bytes)).await;
+            retry("truncate", || log.set_len(valid_bytes)).await;
         }
         let entries = parsed.entries.len() as u64;
         let storage = Storage {
             meta,
             log,
             meta_seq,
-            offsets: parsed.offsets,
-            chains: parsed.chains,
-            log_bytes: parsed.valid_bytes,
+            records: parsed.records,
             // What recovery read is what the crash left on the medium.
             synced: Rc::new(Cell::new(entries)),
             truncations: Rc::new(Cell::new(0)),
@@ -255,35 +226,25 @@ impl Storage {
     /// Replaces the log from `index` (from 1) on with `entries`; not yet durable.
     pub async fn write_log(&mut self, index: u64, entries: &[Entry]) {
         let keep = (index - 1) as usize;
-        if keep < self.offsets.len() {
-            self.log_bytes = self.offsets[keep];
-            self.offsets.truncate(keep);
-            self.chains.truncate(keep);
+        if keep < self.records.record_count() {
+            let len = self.records.truncate(keep);
             self.synced.set(self.synced.get().min(keep as u64));
             self.truncations.set(self.truncations.get() + 1);
-            let len = self.log_bytes;
             retry("log truncate", || self.log.set_len(len)).await;
         }
         debug_assert_eq!(
-            self.offsets.len(),
+            self.records.record_count(),
             keep,
             "log written with a gap at {index}"
         );
+        let at = self.records.len_bytes();
         let mut bytes = Vec::new();
         for entry in entries {
             let mut payload = Vec::new();
             log::encode(entry, &mut payload);
-            let prev = self.chains.last().copied().unwrap_or(CHAIN_SEED);
-            let chain = record_chain(prev, &payload);
-            self.offsets.push(self.log_bytes + bytes.len() as u64);
-            self.chains.push(chain);
-            bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(&chain.to_le_bytes());
-            bytes.extend_from_slice(&payload);
+            self.records.encode(&payload, &mut bytes);
         }
-        let at = self.log_bytes;
         retry("log write", || self.log.write_at(at, &bytes)).await;
-        self.log_bytes += bytes.len() as u64;
     }
 
     /// How many entries are known durable (a completed sync covered them).
@@ -299,7 +260,7 @@ impl Storage {
             self.synced.clone(),
             self.truncations.clone(),
         );
-        let upto = self.offsets.len() as u64;
+        let upto = self.records.record_count() as u64;
         let truncations_before = truncations.get();
         async move {
             retry("log sync", || log.sync()).await;
@@ -331,24 +292,14 @@ mod tests {
         }
     }
 
-    fn record(prev: u64, entry: &Entry) -> (Vec<u8>, u64) {
-        let mut payload = Vec::new();
-        log::encode(entry, &mut payload);
-        let chain = record_chain(prev, &payload);
-        let mut bytes = (payload.len() as u32).to_le_bytes().to_vec();
-        bytes.extend_from_slice(&chain.to_le_bytes());
-        bytes.extend_from_slice(&payload);
-        (bytes, chain)
-    }
-
     /// Encodes a log as `write_log` would.
     fn image(entries: &[Entry]) -> Vec<u8> {
-        let mut prev = CHAIN_SEED;
+        let mut records = RecordFile::new(CHAIN_SEED);
         let mut out = Vec::new();
         for e in entries {
-            let (bytes, chain) = record(prev, e);
-            out.extend_from_slice(&bytes);
-            prev = chain;
+            let mut payload = Vec::new();
+            log::encode(e, &mut payload);
+            records.encode(&payload, &mut out);
         }
         out
     }
@@ -359,12 +310,12 @@ mod tests {
         let bytes = image(&entries);
         let whole = parse_log(&bytes);
         assert_eq!(whole.entries, entries);
-        assert_eq!(whole.valid_bytes, bytes.len() as u64);
+        assert_eq!(whole.records.len_bytes(), bytes.len() as u64);
         // Cut inside the third record: two survive.
         let record_bytes = bytes.len() / 4;
         let torn = parse_log(&bytes[..2 * record_bytes + 20]);
         assert_eq!(torn.entries, &entries[..2]);
-        assert_eq!(torn.valid_bytes, 2 * record_bytes as u64);
+        assert_eq!(torn.records.len_bytes(), 2 * record_bytes as u64);
         // A flipped byte inside the second record: one survives.
         let mut rotted = bytes.clone();
         rotted[record_bytes + 30] ^= 1;
