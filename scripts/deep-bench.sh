@@ -23,7 +23,8 @@
 #          build, from an empty corpus directory, with the same budget (executions include
 #          the seeded runs the target writes into the empty corpus). TYPED=0 skips it;
 #          TYPED_BUILD_ARGS are extra `cargo fuzz build` flags for it (e.g.
-#          --no-trace-compares, the one build flag the README asks users to add).
+#          --no-trace-compares) and TYPED_RUSTFLAGS its RUSTFLAGS (e.g. the README's
+#          `-Cllvm-args=-sanitizer-coverage-level=3 -Cllvm-args=-sanitizer-coverage-pc-table=0`).
 # PARALLEL=2 runs two r at a time (each still on one core: the sweep with --jobs 1, libFuzzer
 # with one worker). A run that does not find the bug counts at its budget. Prints one line
 # per bug:
@@ -61,7 +62,8 @@ for entry in $bugs; do
     fi
     # cargo fuzz's default build (what `cargo fuzz run -s none` builds).
     # shellcheck disable=SC2086 # TYPED_BUILD_ARGS is a list of flags
-    [ "$run_typed" = 0 ] || (cd "$crate/fuzz" && cargo fuzz build -s none ${TYPED_BUILD_ARGS:-} "$target" >&2)
+    [ "$run_typed" = 0 ] || (cd "$crate/fuzz" && RUSTFLAGS="${TYPED_RUSTFLAGS:-${RUSTFLAGS:-}}" \
+        cargo fuzz build -s none ${TYPED_BUILD_ARGS:-} "$target" >&2)
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
