@@ -27,6 +27,9 @@ CASES=(
   "zoo/omnipaxos/v0_2_2:omnipaxos-kv::2000000"
   "zoo/omnipaxos/v0_2_0:omnipaxos-accsync::0"
   "zoo/omnipaxos/v0_2_0:omnipaxos-accsync::2000000"
+  "zoo/openraft/v0_9_14:openraft-kv::0"
+  "zoo/openraft/v0_9_14:openraft-kv::1000000"
+  "zoo/openraft/v0_9_24:openraft-kv-live-reader::0"
 )
 [ $# -gt 0 ] && CASES=("$@")
 

@@ -60,11 +60,13 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
+mod clients;
 mod history;
 pub mod kv;
 pub mod raft;
 mod search;
 
+pub use clients::ClientHistory;
 pub use history::{Indeterminate, OpLog, Operation, Pending};
 pub use search::{CheckError, Violation, WindowMark, WindowOp};
 

@@ -98,6 +98,7 @@ mod faults;
 mod handle;
 mod labels;
 mod records;
+mod retry;
 mod store;
 
 pub use config::{AtlasConfig, DiskConfig};
@@ -105,6 +106,7 @@ pub use error::DiskError;
 pub use faults::{DiskFaultProfile, DiskFaults};
 pub use handle::{Disk, File};
 pub use records::RecordFile;
+pub use retry::retry_faults;
 
 use crate::choice::Choices;
 use crate::trace::EventKind;

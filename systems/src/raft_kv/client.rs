@@ -44,7 +44,7 @@ pub async fn client(id: u32, name: &'static str, replicas: u32, observer: Rc<Ref
                 to: value,
             },
         };
-        let pending = observer.borrow_mut().ops.call(name, op);
+        let pending = observer.borrow_mut().clients.call(name, op);
         let command = Command {
             client: id,
             seq,
@@ -89,9 +89,9 @@ pub async fn client(id: u32, name: &'static str, replicas: u32, observer: Rc<Ref
                     }
                     _ => {}
                 }
-                observer.borrow_mut().ops.ret(pending, out);
+                observer.borrow_mut().clients.ret(pending, out);
             }
-            None => observer.borrow_mut().ops.time_out(pending),
+            None => observer.borrow_mut().clients.time_out(pending),
         }
         // Leaving the system quiet is a choice too.
         if sim::draw(|s| s.chance("raft.quiet", 1, 4)) {
@@ -99,5 +99,5 @@ pub async fn client(id: u32, name: &'static str, replicas: u32, observer: Rc<Ref
             sleep(Duration::from_millis(quiet_ms)).await;
         }
     }
-    observer.borrow_mut().clients_running -= 1;
+    observer.borrow_mut().clients.finished();
 }

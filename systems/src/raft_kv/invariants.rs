@@ -18,8 +18,8 @@
 
 use std::collections::BTreeMap;
 
-use sim_core::check::kv::{Kv, KvInput, KvOutput};
-use sim_core::check::{self, OpLog};
+use sim_core::check::kv::Kv;
+use sim_core::check::ClientHistory;
 
 use super::log::{Entry, Log};
 
@@ -44,18 +44,15 @@ pub struct Observer {
     /// The entry first applied at each index.
     applied: BTreeMap<u64, (u32, Entry)>,
     violations: BTreeMap<&'static str, String>,
-    /// The clients' history.
-    pub ops: OpLog<KvInput, KvOutput>,
-    /// Clients still running their workload.
-    pub clients_running: usize,
-    linearizable: Option<Result<(), String>>,
+    /// The clients' history, judged once every client has finished.
+    pub clients: ClientHistory<Kv>,
 }
 
 impl Observer {
     /// Nothing observed yet; `clients` clients about to run.
     pub fn new(clients: usize) -> Self {
         Observer {
-            clients_running: clients,
+            clients: ClientHistory::new(Kv, clients),
             ..Observer::default()
         }
     }
@@ -141,19 +138,5 @@ impl Observer {
                 format!("r{node} applied {entry:?} at index {index}, but r{first} applied {earlier:?} there"),
             );
         }
-    }
-
-    /// The `linearizable` invariant: decided once, when the last client finished.
-    pub fn check_linearizable(&mut self) -> Result<(), String> {
-        if self.clients_running > 0 {
-            return Ok(());
-        }
-        let ops = &self.ops;
-        self.linearizable
-            .get_or_insert_with(|| match check::linearizable(&Kv, ops) {
-                Ok(()) => Ok(()),
-                Err(e) => Err(e.to_string()),
-            })
-            .clone()
     }
 }

@@ -169,7 +169,11 @@ fn build(opts: &RunOptions) -> Sim {
         sim.invariant(name, move || observer.borrow().check(name));
     }
     sim.invariant("linearizable", move || {
-        observer.borrow_mut().check_linearizable()
+        observer
+            .borrow_mut()
+            .clients
+            .linearizable()
+            .map_err(|e| e.to_string())
     });
     sim
 }

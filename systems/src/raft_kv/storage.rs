@@ -33,10 +33,9 @@
 //! directory sync at the first start, before the replica answers anything.
 
 use std::cell::Cell;
-use std::io;
 use std::rc::Rc;
 
-use sim_core::disk::{Disk, File, RecordFile};
+use sim_core::disk::{retry_faults, Disk, File, RecordFile};
 
 use super::log::{self, Entry, Log};
 
@@ -47,22 +46,6 @@ const SLOT_BYTES: usize = 32;
 const CHAIN_SEED: u64 = 0x7261_6674_6c6f_6721;
 const META: &str = "meta";
 const LOG: &str = "log";
-
-/// Retries a disk call until it succeeds: read and write errors are transient (EIO that a
-/// retry may clear). Any other error is a bug here (a stale or closed handle, a bad path).
-async fn retry<T, F, Fut>(what: &str, mut call: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = io::Result<T>>,
-{
-    loop {
-        match call().await {
-            Ok(value) => return value,
-            Err(e) if e.kind() == io::ErrorKind::Other => {}
-            Err(e) => panic!("invariant: raft-kv's own {what} cannot fail this way: {e}"),
-        }
-    }
-}
 
 /// A checksum of `bytes` continuing from `seed`. FNV-1a: enough to tell a torn, stale or
 /// misplaced record from the one written.
@@ -161,26 +144,26 @@ impl Storage {
         let mut created = false;
         for name in [META, LOG] {
             if !names.iter().any(|n| n == name) {
-                retry("create", || disk.create(name)).await;
+                retry_faults("create", || disk.create(name)).await;
                 created = true;
             }
         }
         if created {
             // The names must outlive a crash before anything is written under them.
-            retry("directory sync", || disk.sync_dir()).await;
+            retry_faults("directory sync", || disk.sync_dir()).await;
         }
-        let meta = retry("open", || disk.open(META)).await;
-        let log = retry("open", || disk.open(LOG)).await;
+        let meta = retry_faults("open", || disk.open(META)).await;
+        let log = retry_faults("open", || disk.open(LOG)).await;
 
-        let meta_bytes = retry("read", || meta.read_all()).await;
+        let meta_bytes = retry_faults("read", || meta.read_all()).await;
         let (meta_seq, term, vote) = parse_meta(&meta_bytes).unwrap_or((0, 0, None));
-        let log_bytes = retry("read", || log.read_all()).await;
+        let log_bytes = retry_faults("read", || log.read_all()).await;
         let parsed = parse_log(&log_bytes);
         let valid_bytes = parsed.records.len_bytes();
         if valid_bytes < log_bytes.len() as u64 {
             // A torn or stale tail: cut it so appends follow the last whole record. Not synced
             // here: if the cut is lost, the same broken bytes are cut again.
-            retry("truncate", || log.set_len(valid_bytes)).await;
+            retry_faults("truncate", || log.set_len(valid_bytes)).await;
         }
         let entries = parsed.entries.len() as u64;
         let storage = Storage {
@@ -205,7 +188,7 @@ impl Storage {
     /// is updated on stable storage before responding to RPCs).
     pub async fn save_meta(&mut self, term: u64, vote: Option<u32>) {
         self.write_meta(term, vote).await;
-        retry("meta sync", || self.meta.sync()).await;
+        retry_faults("meta sync", || self.meta.sync()).await;
         self.meta_unsynced = false;
     }
 
@@ -214,7 +197,7 @@ impl Storage {
         self.meta_seq += 1;
         let slot = meta_slot(self.meta_seq, term, vote);
         let offset = (self.meta_seq % 2) * SLOT_STRIDE_BYTES;
-        retry("meta write", || self.meta.write_at(offset, &slot)).await;
+        retry_faults("meta write", || self.meta.write_at(offset, &slot)).await;
         self.meta_unsynced = true;
     }
 
@@ -230,7 +213,7 @@ impl Storage {
             let len = self.records.truncate(keep);
             self.synced.set(self.synced.get().min(keep as u64));
             self.truncations.set(self.truncations.get() + 1);
-            retry("log truncate", || self.log.set_len(len)).await;
+            retry_faults("log truncate", || self.log.set_len(len)).await;
         }
         debug_assert_eq!(
             self.records.record_count(),
@@ -244,7 +227,7 @@ impl Storage {
             log::encode(entry, &mut payload);
             self.records.encode(&payload, &mut bytes);
         }
-        retry("log write", || self.log.write_at(at, &bytes)).await;
+        retry_faults("log write", || self.log.write_at(at, &bytes)).await;
     }
 
     /// How many entries are known durable (a completed sync covered them).
@@ -263,7 +246,7 @@ impl Storage {
         let upto = self.records.record_count() as u64;
         let truncations_before = truncations.get();
         async move {
-            retry("log sync", || log.sync()).await;
+            retry_faults("log sync", || log.sync()).await;
             if truncations.get() == truncations_before {
                 synced.set(synced.get().max(upto));
             }

@@ -44,7 +44,7 @@ pub async fn client(id: u32, name: &'static str, servers: u64, observer: Rc<RefC
                 to: value,
             },
         };
-        let pending = observer.borrow_mut().ops.call(name, op);
+        let pending = observer.borrow_mut().clients.call(name, op);
         let cmd = Cmd {
             client: id,
             seq,
@@ -84,9 +84,9 @@ pub async fn client(id: u32, name: &'static str, servers: u64, observer: Rc<RefC
                     }
                     _ => {}
                 }
-                observer.borrow_mut().ops.ret(pending, out);
+                observer.borrow_mut().clients.ret(pending, out);
             }
-            None => observer.borrow_mut().ops.time_out(pending),
+            None => observer.borrow_mut().clients.time_out(pending),
         }
         // Leaving the system quiet is a choice too.
         if sim::draw(|s| s.chance("omnipaxos.quiet", 1, 4)) {
@@ -94,5 +94,5 @@ pub async fn client(id: u32, name: &'static str, servers: u64, observer: Rc<RefC
             sleep(Duration::from_millis(quiet_ms)).await;
         }
     }
-    observer.borrow_mut().clients_running -= 1;
+    observer.borrow_mut().clients.finished();
 }

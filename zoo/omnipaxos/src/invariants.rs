@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 
 use omnipaxos::util::LogEntry;
 use omnipaxos::OmniPaxos;
-use sim_core::check::kv::{Kv, KvInput, KvOutput};
-use sim_core::check::{self, OpLog};
+use sim_core::check::kv::Kv;
+use sim_core::check::ClientHistory;
 
 use crate::storage::SimStorage;
 use crate::{idx, wide, Cmd};
@@ -43,18 +43,15 @@ pub struct Observer {
     /// Server → the highest decided index it ever reported.
     high: BTreeMap<u64, u64>,
     violations: BTreeMap<&'static str, String>,
-    /// The clients' history.
-    pub ops: OpLog<KvInput, KvOutput>,
-    /// Clients still running their workload.
-    pub clients_running: usize,
-    linearizable: Option<Result<(), String>>,
+    /// The clients' history, judged once every client has finished.
+    pub clients: ClientHistory<Kv>,
 }
 
 impl Observer {
     /// Nothing observed yet; `clients` clients about to run.
     pub fn new(clients: usize) -> Self {
         Observer {
-            clients_running: clients,
+            clients: ClientHistory::new(Kv, clients),
             ..Observer::default()
         }
     }
@@ -137,19 +134,5 @@ impl Observer {
             }
         }
         out
-    }
-
-    /// The `linearizable` invariant: decided once, when the last client finished.
-    pub fn check_linearizable(&mut self) -> Result<(), String> {
-        if self.clients_running > 0 {
-            return Ok(());
-        }
-        let ops = &self.ops;
-        self.linearizable
-            .get_or_insert_with(|| match check::linearizable(&Kv, ops) {
-                Ok(()) => Ok(()),
-                Err(e) => Err(e.to_string()),
-            })
-            .clone()
     }
 }

@@ -168,7 +168,11 @@ fn scenario(opts: &RunOptions, all_invariants: bool) -> Sim {
             sim.invariant(name, move || observer.borrow().check(name));
         }
         sim.invariant("linearizable", move || {
-            observer.borrow_mut().check_linearizable()
+            observer
+                .borrow_mut()
+                .clients
+                .linearizable()
+                .map_err(|e| e.to_string())
         });
     }
     sim

@@ -31,9 +31,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use sim_core::check::kv::{Kv, KvInput, KvOutput};
+use sim_core::check::kv::Kv;
 use sim_core::check::raft::RaftSafety;
-use sim_core::check::{self, OpLog};
+use sim_core::check::ClientHistory;
 
 use crate::types::{Entry, NodeId};
 
@@ -78,11 +78,8 @@ impl Seen {
 #[derive(Debug)]
 pub struct Observer {
     safety: RaftSafety<Seen>,
-    /// The clients' history.
-    pub ops: OpLog<KvInput, KvOutput>,
-    /// Clients still running their workload.
-    pub clients_running: usize,
-    linearizable: Option<Result<(), String>>,
+    /// The clients' history, judged once every client has finished.
+    pub clients: ClientHistory<Kv>,
 }
 
 impl Observer {
@@ -90,9 +87,7 @@ impl Observer {
     pub fn new(clients: usize) -> Self {
         Observer {
             safety: RaftSafety::new().with_voters(VOTERS),
-            ops: OpLog::default(),
-            clients_running: clients,
-            linearizable: None,
+            clients: ClientHistory::new(Kv, clients),
         }
     }
 
@@ -145,19 +140,5 @@ impl Observer {
         let entry_term = entry.log_id.leader_id.term;
         self.safety
             .applied_durable(node, entry.log_id.index, Seen::of(entry), entry_term, term);
-    }
-
-    /// The `linearizable` invariant: decided once, when the last client finished.
-    pub fn check_linearizable(&mut self) -> Result<(), String> {
-        if self.clients_running > 0 {
-            return Ok(());
-        }
-        let ops = &self.ops;
-        self.linearizable
-            .get_or_insert_with(|| match check::linearizable(&Kv, ops) {
-                Ok(()) => Ok(()),
-                Err(e) => Err(e.to_string()),
-            })
-            .clone()
     }
 }

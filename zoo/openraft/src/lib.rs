@@ -115,7 +115,11 @@ fn build(opts: &RunOptions, readers: Readers) -> Sim {
         sim.invariant(name, move || observer.borrow().check(name));
     }
     sim.invariant("linearizable", move || {
-        observer.borrow_mut().check_linearizable()
+        observer
+            .borrow_mut()
+            .clients
+            .linearizable()
+            .map_err(|e| e.to_string())
     });
     sim
 }

@@ -28,7 +28,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::io::{self, Cursor};
+use std::io::Cursor;
 use std::ops::RangeBounds;
 use std::rc::{Rc, Weak};
 
@@ -38,7 +38,7 @@ use openraft::{
 };
 use serde::{Deserialize, Serialize};
 use sim_core::check::kv::{KvInput, KvOutput};
-use sim_core::disk::{Disk, File, RecordFile};
+use sim_core::disk::{retry_faults, Disk, File, RecordFile};
 
 use crate::invariants::Observer;
 use crate::types::{Applied, Entry, LogId, NodeId, TypeConfig, Vote};
@@ -50,22 +50,6 @@ const SLOT_STRIDE_BYTES: u64 = 512;
 const CHAIN_SEED: u64 = 0x6f70_656e_7261_6674;
 const META: &str = "vote";
 const LOG: &str = "log";
-
-/// Retries a disk call until it succeeds: read and write errors are transient (EIO that a
-/// retry may clear). Any other error is a bug of this module.
-async fn retry<T, F, Fut>(what: &str, mut call: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = io::Result<T>>,
-{
-    loop {
-        match call().await {
-            Ok(value) => return value,
-            Err(e) if e.kind() == io::ErrorKind::Other => {}
-            Err(e) => panic!("invariant: the store's own {what} cannot fail this way: {e}"),
-        }
-    }
-}
 
 /// FNV-1a from `seed`: tells a torn, stale or misplaced record from the one written.
 fn checksum(seed: u64, bytes: &[u8]) -> u64 {
@@ -173,22 +157,22 @@ pub async fn open(me: NodeId, readers: Readers, observer: Obs) -> (LogStore, Sta
     let mut created = false;
     for name in [META, LOG] {
         if !names.iter().any(|n| n == name) {
-            retry("create", || disk.create(name)).await;
+            retry_faults("create", || disk.create(name)).await;
             created = true;
         }
     }
     if created {
-        retry("directory sync", || disk.sync_dir()).await;
+        retry_faults("directory sync", || disk.sync_dir()).await;
     }
-    let meta = retry("open", || disk.open(META)).await;
-    let log = retry("open", || disk.open(LOG)).await;
+    let meta = retry_faults("open", || disk.open(META)).await;
+    let log = retry_faults("open", || disk.open(LOG)).await;
     let (mut meta_seq, mut vote) = (0, None);
-    let meta_bytes = retry("read", || meta.read_all()).await;
+    let meta_bytes = retry_faults("read", || meta.read_all()).await;
     if let Some((seq, m)) = parse_meta(&meta_bytes) {
         meta_seq = seq;
         vote = m.vote;
     }
-    let bytes = retry("read", || log.read_all()).await;
+    let bytes = retry_faults("read", || log.read_all()).await;
     let mut entries = BTreeMap::new();
     let records =
         RecordFile::recover(
@@ -204,8 +188,8 @@ pub async fn open(me: NodeId, readers: Readers, observer: Obs) -> (LogStore, Sta
         );
     let valid_bytes = records.len_bytes();
     if valid_bytes < bytes.len() as u64 {
-        retry("truncate", || log.set_len(valid_bytes)).await;
-        retry("sync", || log.sync()).await;
+        retry_faults("truncate", || log.set_len(valid_bytes)).await;
+        retry_faults("sync", || log.sync()).await;
     }
     let mem = LogMem {
         entries,
@@ -301,8 +285,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             (seq, meta_slot(seq, &Meta { vote: Some(*vote) }))
         };
         let at = (seq % 2) * SLOT_STRIDE_BYTES;
-        retry("write", || self.meta.write_at(at, &slot)).await;
-        retry("sync", || self.meta.sync()).await;
+        retry_faults("write", || self.meta.write_at(at, &slot)).await;
+        retry_faults("sync", || self.meta.sync()).await;
         let mem = {
             let mut mem = self.mem.borrow_mut();
             mem.vote = Some(*vote);
@@ -362,8 +346,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             }
             at
         };
-        retry("write", || self.log.write_at(at, &bytes)).await;
-        retry("sync", || self.log.sync()).await;
+        retry_faults("write", || self.log.write_at(at, &bytes)).await;
+        retry_faults("sync", || self.log.sync()).await;
         // Nothing truncated the log while the sync ran: openraft awaits `append`, which
         // returns only now, before it submits its next log IO.
         self.observer.borrow_mut().synced(self.me, &ids);
@@ -389,8 +373,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             mem.entries.split_off(&log_id.index);
             mem.records.truncate(log_id.index as usize)
         };
-        retry("truncate", || self.log.set_len(cut)).await;
-        retry("sync", || self.log.sync()).await;
+        retry_faults("truncate", || self.log.set_len(cut)).await;
+        retry_faults("sync", || self.log.sync()).await;
         Ok(())
     }
 

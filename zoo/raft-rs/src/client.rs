@@ -117,7 +117,7 @@ pub async fn client(id: u32, name: &'static str, nodes: u32, observer: Rc<RefCel
                 to: value,
             },
         };
-        let pending = observer.borrow_mut().ops.call(name, op);
+        let pending = observer.borrow_mut().clients.call(name, op);
         let command = Command {
             client: id,
             seq,
@@ -167,9 +167,9 @@ pub async fn client(id: u32, name: &'static str, nodes: u32, observer: Rc<RefCel
                     }
                     _ => {}
                 }
-                observer.borrow_mut().ops.ret(pending, out);
+                observer.borrow_mut().clients.ret(pending, out);
             }
-            None => observer.borrow_mut().ops.time_out(pending),
+            None => observer.borrow_mut().clients.time_out(pending),
         }
         // Leaving the system quiet is a choice too.
         if sim::draw(|s| s.chance("raftrs.quiet", 1, 4)) {
@@ -177,5 +177,5 @@ pub async fn client(id: u32, name: &'static str, nodes: u32, observer: Rc<RefCel
             sleep(Duration::from_millis(quiet_ms)).await;
         }
     }
-    observer.borrow_mut().clients_running -= 1;
+    observer.borrow_mut().clients.finished();
 }

@@ -15,9 +15,9 @@
 
 use std::fmt;
 
-use sim_core::check::kv::{Kv, KvInput, KvOutput};
+use sim_core::check::kv::Kv;
 use sim_core::check::raft::RaftSafety;
-use sim_core::check::{self, OpLog};
+use sim_core::check::ClientHistory;
 
 /// The invariants checked as they happen, in the order the scenario registers them (the
 /// properties of [`RaftSafety`] this harness reports to).
@@ -46,18 +46,15 @@ impl fmt::Debug for EntryId {
 #[derive(Debug, Default)]
 pub struct Observer {
     safety: RaftSafety<EntryId>,
-    /// The clients' history.
-    pub ops: OpLog<KvInput, KvOutput>,
-    /// Clients still running their workload.
-    pub clients_running: usize,
-    linearizable: Option<Result<(), String>>,
+    /// The clients' history, judged once every client has finished.
+    pub clients: ClientHistory<Kv>,
 }
 
 impl Observer {
     /// Nothing observed yet; `clients` clients about to run.
     pub fn new(clients: usize) -> Self {
         Observer {
-            clients_running: clients,
+            clients: ClientHistory::new(Kv, clients),
             ..Observer::default()
         }
     }
@@ -80,19 +77,5 @@ impl Observer {
     /// `node`, in `term`, applied `id` at `index`.
     pub fn applied(&mut self, node: u64, index: u64, id: EntryId, term: u64) {
         self.safety.applied(node, index, id, term);
-    }
-
-    /// The `linearizable` invariant: decided once, when the last client finished.
-    pub fn check_linearizable(&mut self) -> Result<(), String> {
-        if self.clients_running > 0 {
-            return Ok(());
-        }
-        let ops = &self.ops;
-        self.linearizable
-            .get_or_insert_with(|| match check::linearizable(&Kv, ops) {
-                Ok(()) => Ok(()),
-                Err(e) => Err(e.to_string()),
-            })
-            .clone()
     }
 }

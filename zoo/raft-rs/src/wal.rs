@@ -17,32 +17,14 @@
 //! **When it syncs** is the caller's choice ([`Wal::append`]'s `sync`): the harness syncs
 //! exactly when raft's `Ready::must_sync()` says so (see `node`).
 
-use std::io;
-
 use raft::eraftpb::{Entry, EntryType, HardState};
-use sim_core::disk::{Disk, File, RecordFile};
+use sim_core::disk::{retry_faults, Disk, File, RecordFile};
 
 const WAL: &str = "raft.wal";
 /// The chain value before the first record.
 const CHAIN_SEED: u64 = 0x7261_6674_2d72_7321;
 const KIND_ENTRY: u8 = 1;
 const KIND_HARD_STATE: u8 = 2;
-
-/// Retries a disk call until it succeeds: read and write errors are transient (EIO that a
-/// retry may clear). Any other error is a harness bug.
-async fn retry<T, F, Fut>(what: &str, mut call: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = io::Result<T>>,
-{
-    loop {
-        match call().await {
-            Ok(value) => return value,
-            Err(e) if e.kind() == io::ErrorKind::Other => {}
-            Err(e) => panic!("invariant: the harness's own {what} cannot fail this way: {e}"),
-        }
-    }
-}
 
 /// What a node reads back at start.
 #[derive(Debug, Default)]
@@ -160,12 +142,12 @@ impl Wal {
             .list()
             .expect("invariant: the running node's disk lists");
         if !names.iter().any(|n| n == WAL) {
-            retry("create", || disk.create(WAL)).await;
+            retry_faults("create", || disk.create(WAL)).await;
             // The name must outlive a crash before anything is written under it.
-            retry("directory sync", || disk.sync_dir()).await;
+            retry_faults("directory sync", || disk.sync_dir()).await;
         }
-        let file = retry("open", || disk.open(WAL)).await;
-        let bytes = retry("read", || file.read_all()).await;
+        let file = retry_faults("open", || disk.open(WAL)).await;
+        let bytes = retry_faults("read", || file.read_all()).await;
         let mut recovered = Recovered::default();
         let records = RecordFile::recover(CHAIN_SEED, &bytes, |_, payload| {
             let Some(record) = decode(payload) else {
@@ -185,8 +167,8 @@ impl Wal {
         let end = records.len_bytes();
         if end < bytes.len() as u64 {
             // Cut the torn or stale tail, durably, so that later records follow the prefix.
-            retry("truncate", || file.set_len(end)).await;
-            retry("sync", || file.sync()).await;
+            retry_faults("truncate", || file.set_len(end)).await;
+            retry_faults("sync", || file.sync()).await;
         }
         (Wal { file, records }, recovered)
     }
@@ -205,11 +187,11 @@ impl Wal {
         }
         if !buf.is_empty() {
             let file = &self.file;
-            retry("write", || file.write_at(end, &buf)).await;
+            retry_faults("write", || file.write_at(end, &buf)).await;
         }
         if sync {
             let file = &self.file;
-            retry("sync", || file.sync()).await;
+            retry_faults("sync", || file.sync()).await;
         }
     }
 }
