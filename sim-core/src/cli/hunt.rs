@@ -259,13 +259,21 @@ fn report_jobs(
                 if line.starts_with("class=") || line.starts_with("replay: ") {
                     writeln!(out, "{line}")?;
                 }
-                if let Some(path) = line.split("Test unit written to ").nth(1) {
-                    writeln!(out, "failing_input={}", path.trim())?;
+                if let Some(path) = failing_input(&line) {
+                    writeln!(out, "failing_input={path}")?;
                 }
             }
         }
         None => {
             for (_, log) in jobs {
+                for slow in lines_of(log).filter(|l| l.contains("Test unit written to ")) {
+                    if let Some(path) = slow.split("Test unit written to ").nth(1) {
+                        super::output::to_stderr(&format!(
+                            "warning: libFuzzer kept a slow input (over -report_slow_units, a loaded machine or a slow run), not a failure: {}",
+                            path.trim()
+                        ));
+                    }
+                }
                 if let Some(summary) = lines_of(log).find(|l| l.starts_with("SUMMARY: libFuzzer")) {
                     // Stopped before its budget by something other than the system failing
                     // (memory, a timeout): say so, or a short hunt reads as a clean one.
@@ -407,7 +415,7 @@ fn wait_for_first_crash(jobs: &mut [(Child, PathBuf)]) -> Result<Option<usize>, 
             }
             if child.try_wait()?.is_some() {
                 running[i] = false;
-                if lines_of(log).any(|l| l.contains("Test unit written to ")) {
+                if lines_of(log).any(|l| failing_input(&l).is_some()) {
                     stop_all(jobs);
                     return Ok(Some(i));
                 }
@@ -449,6 +457,18 @@ fn terminate(child: &mut Child) {
     let _ = child.kill();
 }
 
+/// The input a libFuzzer log line says it wrote because the run failed (a crash, a leak, a
+/// timeout, out of memory), or `None`.
+///
+/// libFuzzer prints the same "Test unit written to" for a *slow* input (`slow-unit-`, over
+/// `-report_slow_units` seconds, 10 by default) and goes on fuzzing. On a loaded machine a
+/// fuzzer at low priority meets one without any failure, so it must not end a hunt as found.
+fn failing_input(line: &str) -> Option<&str> {
+    let path = line.split("Test unit written to ").nth(1)?.trim();
+    let file_name = Path::new(path).file_name()?.to_str()?;
+    (!file_name.starts_with("slow-unit-")).then_some(path)
+}
+
 /// libFuzzer's count of executions, from its final stats (0 if it printed none).
 fn executed_units(log: &Path) -> u64 {
     lines_of(log)
@@ -476,4 +496,21 @@ fn finish(out: &mut dyn Write, found: bool, execs: u64, wall: Duration) -> std::
         u8::from(found),
         wall.as_secs_f64()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failing_input;
+
+    #[test]
+    fn a_slow_input_is_not_a_failure() {
+        let crash =
+            "artifact_prefix='fuzz/artifacts/t/'; Test unit written to fuzz/artifacts/t/crash-3f2a";
+        assert_eq!(failing_input(crash), Some("fuzz/artifacts/t/crash-3f2a"));
+        let timeout = "artifact_prefix='a/'; Test unit written to a/timeout-77";
+        assert_eq!(failing_input(timeout), Some("a/timeout-77"));
+        let slow = "artifact_prefix='a/'; Test unit written to a/slow-unit-b9bb";
+        assert_eq!(failing_input(slow), None);
+        assert_eq!(failing_input("#1024 NEW cov: 12"), None);
+    }
 }
