@@ -15,6 +15,7 @@
 #   sweep: `sim sweep --jobs 1 --until-first` over seeds r*10^8 .. r*10^8 + SWEEP_BUDGET
 #          (default 3,000,000 seeds); execs = seeds run, wall = its wall time;
 #   swarm: the same seeds with `--intensity swarm` (a fault profile drawn per seed);
+#          SWEEPS=0 skips both (their keys then read `-`: the fuzzers alone, an ablation);
 #   fuzz:  the hunt, run r (`scripts/hunt.sh SYSTEM BUG FUZZ_BUDGET_S r` here, the crate's own
 #          `sim hunt --run r` for a crate; default budget 120 s; env HUNT_* and SIM_* pass
 #          through); FUZZ=0 skips it and the next (their keys then read `-`);
@@ -41,6 +42,7 @@ sweep_budget=${SWEEP_BUDGET:-3000000}
 fuzz_budget=${FUZZ_BUDGET_S:-120}
 run_fuzz=${FUZZ:-1}
 run_typed=${TYPED:-1}
+run_sweeps=${SWEEPS:-1}
 [ "$run_fuzz" != 0 ] || run_typed=0
 . scripts/targets.sh
 host=$(rustc -vV | sed -n 's/^host: //p')
@@ -104,8 +106,11 @@ one_run() {
     local crate=$1 system=$2 bug=$3 target=$4 r=$5 out=$6 first line sim
     sim=$(sim_of "$crate")
     first=$(( r * 100000000 ))
-    echo "engine=sweep $(sweep_line "$sim" "$system" "$bug" "$first")" >"$out/$r"
-    echo "engine=swarm $(sweep_line "$sim" "$system" "$bug" "$first" --intensity swarm)" >>"$out/$r"
+    : >"$out/$r"
+    if [ "$run_sweeps" != 0 ]; then
+        echo "engine=sweep $(sweep_line "$sim" "$system" "$bug" "$first")" >>"$out/$r"
+        echo "engine=swarm $(sweep_line "$sim" "$system" "$bug" "$first" --intensity swarm)" >>"$out/$r"
+    fi
     if [ "$run_fuzz" != 0 ]; then
         if [ "$crate" = . ]; then
             line=$(HUNT_BUILD=0 scripts/hunt.sh "$system" "$bug" "$fuzz_budget" "$r" 2>/dev/null | tail -1)
@@ -138,11 +143,13 @@ for entry in $bugs; do
     fuzz_execs=() fuzz_s=() fuzz_found=0 typed_execs=() typed_s=() typed_found=0
     for r in $(seq "$first_run" $(( first_run + runs - 1 ))); do
         sed "s|^|run=$r bug=$spec |" "$out/$r" >&2
-        sweep=$(sed -n 's/^engine=sweep //p' "$out/$r") swarm=$(sed -n 's/^engine=swarm //p' "$out/$r")
-        sweep_execs+=("$(sed -n 's/^seeds=\([0-9]*\).*/\1/p' <<<"$sweep")")
-        sweep_s+=("$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' <<<"$sweep")")
-        swarm_execs+=("$(sed -n 's/^seeds=\([0-9]*\).*/\1/p' <<<"$swarm")")
-        swarm_s+=("$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' <<<"$swarm")")
+        if [ "$run_sweeps" != 0 ]; then
+            sweep=$(sed -n 's/^engine=sweep //p' "$out/$r") swarm=$(sed -n 's/^engine=swarm //p' "$out/$r")
+            sweep_execs+=("$(sed -n 's/^seeds=\([0-9]*\).*/\1/p' <<<"$sweep")")
+            sweep_s+=("$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' <<<"$sweep")")
+            swarm_execs+=("$(sed -n 's/^seeds=\([0-9]*\).*/\1/p' <<<"$swarm")")
+            swarm_s+=("$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' <<<"$swarm")")
+        fi
         if [ "$run_fuzz" != 0 ]; then
             line=$(sed -n 's/^engine=fuzz //p' "$out/$r")
             fuzz_found=$(( fuzz_found + $(sed -n 's/^found=\([01]\).*/\1/p' <<<"$line") ))
@@ -165,5 +172,9 @@ for entry in $bugs; do
     if [ "$run_typed" != 0 ]; then
         typed_keys="typed_execs=$(median "${typed_execs[@]}") typed_s=$(median "${typed_s[@]}") typed_found=$typed_found/$runs"
     fi
-    echo "bug=$spec runs=$runs sweep_execs=$(median "${sweep_execs[@]}") sweep_s=$(median "${sweep_s[@]}") swarm_execs=$(median "${swarm_execs[@]}") swarm_s=$(median "${swarm_s[@]}") $fuzz_keys $typed_keys"
+    sweep_keys="sweep_execs=- sweep_s=- swarm_execs=- swarm_s=-"
+    if [ "$run_sweeps" != 0 ]; then
+        sweep_keys="sweep_execs=$(median "${sweep_execs[@]}") sweep_s=$(median "${sweep_s[@]}") swarm_execs=$(median "${swarm_execs[@]}") swarm_s=$(median "${swarm_s[@]}")"
+    fi
+    echo "bug=$spec runs=$runs $sweep_keys $fuzz_keys $typed_keys"
 done

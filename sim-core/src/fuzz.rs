@@ -156,6 +156,7 @@ fn mutator_line() -> &'static str {
     match MUTATOR.get() {
         Some(MutatorChoice::Lanes) => "lanes",
         Some(MutatorChoice::Bytes) => "bytes (SIM_MUTATOR=bytes)",
+        Some(MutatorChoice::Fresh) => "fresh (SIM_MUTATOR=fresh: fresh runs only)",
         None => {
             "bytes: this target installs no lane mutator or crossover; define it with \
              sim_fuzz::sim_fuzz_target!(NAME, SPEC) to get them (deep bugs are found in several \

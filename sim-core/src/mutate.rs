@@ -94,19 +94,23 @@ pub enum MutatorChoice {
     Lanes,
     /// The engine's byte mutations only (the behaviour before this mutator).
     Bytes,
+    /// Fresh runs only ([`fresh_mutant`]): the swarm sweep inside the fuzzer, coverage choosing
+    /// only each run's fault profile. An ablation, to measure what edits of corpus inputs add.
+    Fresh,
 }
 
 /// A `SIM_MUTATOR` value that names no mutator.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("SIM_MUTATOR={0:?} is not a mutator; use `lanes` (the default) or `bytes` (the engine's own byte mutations)")]
+#[error("SIM_MUTATOR={0:?} is not a mutator; use `lanes` (the default), `bytes` (the engine's own byte mutations) or `fresh` (fresh runs only)")]
 pub struct UnknownMutator(pub String);
 
 impl MutatorChoice {
-    /// Parses `lanes` or `bytes`; empty means the default.
+    /// Parses `lanes`, `bytes` or `fresh`; empty means the default.
     pub fn parse(text: &str) -> Result<MutatorChoice, UnknownMutator> {
         match text.trim() {
             "" | "lanes" => Ok(MutatorChoice::Lanes),
             "bytes" => Ok(MutatorChoice::Bytes),
+            "fresh" => Ok(MutatorChoice::Fresh),
             other => Err(UnknownMutator(other.to_string())),
         }
     }
@@ -166,10 +170,7 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
     }
     let kind = rng.draw("mutate.kind", 100);
     if kind >= 100 - FRESH_RUN_SHARE_PERCENT {
-        let (arm, seed) = OBSERVED.with(|observed| observed.borrow().profiles.seed(&mut rng));
-        let out = fresh_run(seed);
-        OBSERVED.with(|observed| observed.borrow_mut().profiles.pending(&out, arm));
-        return (out.len() <= max_size).then_some(out);
+        return fresh_run_with_learnt_profile(max_size, &mut rng);
     }
     if kind < FUTURE_SHARE_PERCENT {
         // From the archive while it holds anything; before that (or for a system that names
@@ -199,6 +200,21 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
         return None;
     }
     let out = lanes.to_bytes();
+    (out.len() <= max_size).then_some(out)
+}
+
+/// A fresh run ([`fresh_run`]) with a fault profile picked by what earlier fresh runs of each
+/// profile found, or `None` if it would not fit in `max_size`: what [`mutate`] makes in
+/// [`FRESH_RUN_SHARE_PERCENT`] of its lane-aware mutations, and `SIM_MUTATOR=fresh` in all.
+pub fn fresh_mutant(max_size: usize, seed: u32) -> Option<Vec<u8>> {
+    let mut rng = Seeded::new(u64::from(seed) ^ 0x6672_6573_6800_0000);
+    fresh_run_with_learnt_profile(max_size, &mut rng)
+}
+
+fn fresh_run_with_learnt_profile(max_size: usize, rng: &mut Seeded) -> Option<Vec<u8>> {
+    let (arm, seed) = OBSERVED.with(|observed| observed.borrow().profiles.seed(rng));
+    let out = fresh_run(seed);
+    OBSERVED.with(|observed| observed.borrow_mut().profiles.pending(&out, arm));
     (out.len() <= max_size).then_some(out)
 }
 
@@ -942,6 +958,16 @@ mod tests {
             [only] => out == fresh_run(only.seed),
             _ => false,
         }
+    }
+
+    #[test]
+    fn fresh_mutants_are_fresh_runs() {
+        assert_eq!(MutatorChoice::parse("fresh"), Ok(MutatorChoice::Fresh));
+        for seed in 0..200 {
+            let out = fresh_mutant(4096, seed).expect("a fresh run fits in 4,096 bytes");
+            assert!(is_fresh_run(&out), "seed {seed}: {out:?}");
+        }
+        assert_eq!(fresh_mutant(1, 7), None, "a run that does not fit is declined");
     }
 
     #[test]

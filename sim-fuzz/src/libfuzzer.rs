@@ -32,8 +32,20 @@ pub fn mutator_choice() -> sim_core::mutate::MutatorChoice {
 /// ([`sim_core::mutate::unstack`]).
 pub fn custom_mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32) -> usize {
     let limit = max_size.min(data.len());
-    if mutator_choice() == sim_core::mutate::MutatorChoice::Bytes {
-        return libfuzzer_sys::fuzzer_mutate(data, size, limit);
+    match mutator_choice() {
+        sim_core::mutate::MutatorChoice::Bytes => {
+            return libfuzzer_sys::fuzzer_mutate(data, size, limit)
+        }
+        sim_core::mutate::MutatorChoice::Fresh => {
+            return match sim_core::mutate::fresh_mutant(limit, seed) {
+                Some(out) => {
+                    data[..out.len()].copy_from_slice(&out);
+                    out.len()
+                }
+                None => libfuzzer_sys::fuzzer_mutate(data, size, limit),
+            };
+        }
+        sim_core::mutate::MutatorChoice::Lanes => {}
     }
     let base = match sim_core::mutate::unstack(&data[..size]) {
         Some(base) if base.len() <= limit => base,
@@ -61,7 +73,7 @@ pub fn custom_mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32) -
 /// own).
 pub fn custom_crossover(a: &[u8], b: &[u8], out: &mut [u8], seed: u32) -> usize {
     let child = match mutator_choice() {
-        sim_core::mutate::MutatorChoice::Lanes => {
+        sim_core::mutate::MutatorChoice::Lanes | sim_core::mutate::MutatorChoice::Fresh => {
             let mut buf = a.to_vec();
             buf.resize(out.len().max(a.len()), 0);
             let len = custom_mutate(&mut buf, a.len().min(out.len()), out.len(), seed);
