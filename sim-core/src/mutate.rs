@@ -205,7 +205,7 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u32) -> Option<Vec<u8>> {
 
 /// A fresh run ([`fresh_run`]) with a fault profile picked by what earlier fresh runs of each
 /// profile found, or `None` if it would not fit in `max_size`: what [`mutate`] makes in
-/// [`FRESH_RUN_SHARE_PERCENT`] of its lane-aware mutations, and `SIM_MUTATOR=fresh` in all.
+/// 40% of its lane-aware mutations, and `SIM_MUTATOR=fresh` in all.
 pub fn fresh_mutant(max_size: usize, seed: u32) -> Option<Vec<u8>> {
     let mut rng = Seeded::new(u64::from(seed) ^ 0x6672_6573_6800_0000);
     fresh_run_with_learnt_profile(max_size, &mut rng)
@@ -967,7 +967,11 @@ mod tests {
             let out = fresh_mutant(4096, seed).expect("a fresh run fits in 4,096 bytes");
             assert!(is_fresh_run(&out), "seed {seed}: {out:?}");
         }
-        assert_eq!(fresh_mutant(1, 7), None, "a run that does not fit is declined");
+        assert_eq!(
+            fresh_mutant(1, 7),
+            None,
+            "a run that does not fit is declined"
+        );
     }
 
     #[test]
