@@ -33,34 +33,35 @@ pub fn mutator_choice() -> sim_core::mutate::MutatorChoice {
 pub fn custom_mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32) -> usize {
     let limit = max_size.min(data.len());
     match mutator_choice() {
-        sim_core::mutate::MutatorChoice::Bytes => {
-            return libfuzzer_sys::fuzzer_mutate(data, size, limit)
-        }
+        sim_core::mutate::MutatorChoice::Bytes => libfuzzer_sys::fuzzer_mutate(data, size, limit),
         sim_core::mutate::MutatorChoice::Fresh => {
-            return match sim_core::mutate::fresh_mutant(limit, seed) {
-                Some(out) => {
-                    data[..out.len()].copy_from_slice(&out);
-                    out.len()
-                }
-                None => libfuzzer_sys::fuzzer_mutate(data, size, limit),
-            };
+            let mutant = sim_core::mutate::fresh_mutant(limit, seed);
+            write_or_engine(data, mutant, size, limit)
         }
-        sim_core::mutate::MutatorChoice::Lanes => {}
+        sim_core::mutate::MutatorChoice::Lanes => {
+            let base = match sim_core::mutate::unstack(&data[..size]) {
+                Some(base) if base.len() <= limit => base,
+                _ => data[..size].to_vec(),
+            };
+            data[..base.len()].copy_from_slice(&base);
+            let mutant = sim_core::mutate::mutate(&base, limit, seed);
+            let len = write_or_engine(data, mutant, base.len(), limit);
+            sim_core::mutate::note_mutant(&base, &data[..len]);
+            len
+        }
     }
-    let base = match sim_core::mutate::unstack(&data[..size]) {
-        Some(base) if base.len() <= limit => base,
-        _ => data[..size].to_vec(),
-    };
-    data[..base.len()].copy_from_slice(&base);
-    let len = match sim_core::mutate::mutate(&base, limit, seed) {
+}
+
+/// Writes `mutant` over `data`, or, when the mutator declined, has libFuzzer mutate
+/// `data[..size]` itself; returns the new length.
+fn write_or_engine(data: &mut [u8], mutant: Option<Vec<u8>>, size: usize, limit: usize) -> usize {
+    match mutant {
         Some(out) => {
             data[..out.len()].copy_from_slice(&out);
             out.len()
         }
-        None => libfuzzer_sys::fuzzer_mutate(data, base.len(), limit),
-    };
-    sim_core::mutate::note_mutant(&base, &data[..len]);
-    len
+        None => libfuzzer_sys::fuzzer_mutate(data, size, limit),
+    }
 }
 
 /// libFuzzer's custom-crossover hook, written to `out`. With the lane mutator it makes no

@@ -71,6 +71,20 @@ pub(super) fn raw_input(bytes: Vec<u8>, encoding: Option<Encoding>) -> Input {
     }
 }
 
+/// Refuses `--encoding` for a repro file: its version names its encoding.
+pub(super) fn refuse_encoding_for_repro(
+    path: &Path,
+    encoding: Option<Encoding>,
+) -> Result<(), CliError> {
+    match encoding {
+        Some(_) => Err(CliError::ReproConflict(format!(
+            "--encoding is for raw input files; {} is a repro file, whose version names its encoding",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a raw input that was read in the lanes without `--encoding`, passed, is not an
 /// input this crate wrote, and fails when read in the flat encoding: most likely a failure
 /// recorded before the lanes, which would otherwise be reported as a silent pass.

@@ -266,11 +266,11 @@ fn report_jobs(
         }
         None => {
             for (_, log) in jobs {
-                for slow in lines_of(log).filter(|l| l.contains("Test unit written to ")) {
-                    if let Some(path) = slow.split("Test unit written to ").nth(1) {
+                // With no failure found, every input libFuzzer wrote is a slow one.
+                for line in lines_of(log) {
+                    if let Some(path) = written_input(&line) {
                         super::output::to_stderr(&format!(
-                            "warning: libFuzzer kept a slow input (over -report_slow_units, a loaded machine or a slow run), not a failure: {}",
-                            path.trim()
+                            "warning: libFuzzer kept a slow input (over -report_slow_units, a loaded machine or a slow run), not a failure: {path}"
                         ));
                     }
                 }
@@ -464,9 +464,14 @@ fn terminate(child: &mut Child) {
 /// `-report_slow_units` seconds, 10 by default) and goes on fuzzing. On a loaded machine a
 /// fuzzer at low priority meets one without any failure, so it must not end a hunt as found.
 fn failing_input(line: &str) -> Option<&str> {
-    let path = line.split("Test unit written to ").nth(1)?.trim();
+    let path = written_input(line)?;
     let file_name = Path::new(path).file_name()?.to_str()?;
     (!file_name.starts_with("slow-unit-")).then_some(path)
+}
+
+/// The input a libFuzzer log line says it wrote, for whatever reason, or `None`.
+fn written_input(line: &str) -> Option<&str> {
+    Some(line.split("Test unit written to ").nth(1)?.trim())
 }
 
 /// libFuzzer's count of executions, from its final stats (0 if it printed none).

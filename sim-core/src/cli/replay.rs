@@ -97,9 +97,7 @@ fn run_spec(cli: &Cli, args: &ReplayArgs) -> Result<(RunSpec, Pinned), CliError>
     let path = &args.file;
     match files::read_input(path)? {
         InputFile::Repro(repro) => {
-            if args.encoding.is_some() {
-                return Err(CliError::ReproConflict(format!("--encoding is for raw input files; {} is a repro file, whose version names its encoding", path.display())));
-            }
+            files::refuse_encoding_for_repro(path, args.encoding)?;
             let variant =
                 cli.variant_of_repro(path, &repro, args.system.as_deref(), &args.variant)?;
             let input = files::repro_input(path, &repro)?;

@@ -124,9 +124,7 @@ fn run_spec(cli: &Cli, args: &RunArgs) -> Result<(RunSpec, bool), CliError> {
             true,
         )),
         InputFile::Repro(repro) => {
-            if args.encoding.is_some() {
-                return Err(CliError::ReproConflict(format!("--encoding is for raw input files; {} is a repro file, whose version names its encoding", path.display())));
-            }
+            files::refuse_encoding_for_repro(path, args.encoding)?;
             let variant = cli.variant_of_repro(path, &repro, Some(&args.system), &args.variant)?;
             let input = files::repro_input(path, &repro)?;
             Ok((RunSpec::new(variant, input), false))

@@ -673,6 +673,12 @@ fn op_counts(
     counts
 }
 
+/// Whether draw `j` counts a node's operations (`counts` as [`op_counts`] returns them,
+/// sorted by draw).
+fn is_count(counts: &[Count], j: usize) -> bool {
+    counts.binary_search_by_key(&j, |c| c.draw).is_ok()
+}
+
 /// How much larger than its value a count's operations may be ([`op_counts`]).
 const COUNT_OFFSET_MAX: u64 = 3;
 

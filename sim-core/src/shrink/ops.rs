@@ -164,17 +164,15 @@ impl Search<'_, '_> {
     }
 
     /// Deletes the definitions of the operations `set` (ascending indices: the workload
-    /// draws right before each one's start) and lowers an operation count by their number,
-    /// keyed ([`Search::attempt_keyed`]): the other clients' operations and every system
-    /// draw keep the values they had. Each operation count drawn before the first of them is
-    /// tried, nearest first: with several clients each draws its own count when it starts
-    /// (raft-kv's are drawn after the first client's first operation), and which operation
-    /// is whose the draws do not say. Without a count label, the set-up draws
-    /// [`count_candidates`] names.
+    /// draws each one's node made right before its start) and lowers an operation count by
+    /// their number, keyed ([`Search::attempt_keyed`]): the other clients' operations and
+    /// every system draw keep the values they had. The counts tried, nearest first, are the
+    /// node's own when every operation of `set` is one node's, else every count drawn before
+    /// the first of them; when the run shows none, the set-up draws [`count_candidates`]
+    /// names.
     pub(super) fn delete_ops_keyed_set(&mut self, set: &[usize]) -> bool {
         let best = &self.best;
         let draws = &best.draws;
-        let is_count = |j: usize| best.counts.iter().any(|c| c.draw == j);
         let mut deleted = vec![false; draws.len()];
         for &op in set {
             let (start, node) = (best.ops[op], best.op_nodes[op]);
@@ -184,7 +182,7 @@ impl Search<'_, '_> {
                 && start - j < DEFINITION_DRAWS
                 && Lane::of(&draws[j - 1].label) == Lane::Workload
                 && best.stamps[j - 1].node == node
-                && !is_count(j - 1)
+                && !is_count(&best.counts, j - 1)
             {
                 j -= 1;
                 deleted[j] = true;
@@ -249,7 +247,7 @@ impl Search<'_, '_> {
             let draw = &self.best.draws[i];
             if Lane::of(&draw.label) == Lane::Workload
                 && !is_zero(draw)
-                && !self.best.counts.iter().any(|c| c.draw == i)
+                && !is_count(&self.best.counts, i)
             {
                 let mut intended = self.best.draws.clone();
                 zero(&mut intended[i]);
@@ -356,7 +354,7 @@ pub(super) fn count_candidates(before: &[Draw], counts: &[Count], whole: bool) -
     let mut candidates: Vec<usize> = all
         .iter()
         .copied()
-        .filter(|&j| counts.iter().any(|c| c.draw == j))
+        .filter(|&j| is_count(counts, j))
         .collect();
     for &j in all.iter().take(2) {
         if !candidates.contains(&j) {
